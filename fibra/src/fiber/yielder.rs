@@ -1,0 +1,77 @@
+//! The running fiber's side: suspend to the resumer, or transfer to another fiber.
+
+use super::context::{Header, Inbound, Outbound, forced_unwind};
+use super::{Fiber, FiberError, Status};
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+/// The handle a fiber's closure receives to suspend itself or pass control on.
+///
+/// It is lent to the closure for the fiber's whole run and cannot leave it (the
+/// closure gets a reference with a lifetime of its own), so it always refers to
+/// the fiber that is running it.
+pub struct Yielder<I, Y, R> {
+    header: NonNull<Header>,
+    _types: PhantomData<*mut (I, Y, R)>,
+}
+
+impl<I, Y, R> Yielder<I, Y, R> {
+    pub(super) fn new(header: NonNull<Header>) -> Self {
+        Yielder { header, _types: PhantomData }
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: a yielder exists only on its fiber's stack, below the header,
+        // for as long as the fiber runs.
+        unsafe { self.header.as_ref() }
+    }
+
+    /// Suspends this fiber, handing `value` to its resumer (whose `resume` returns
+    /// [`Step::Yield`](super::Step::Yield)), and returns the value of the next
+    /// `resume` — Ruby's `Fiber.yield`, Lua's `coroutine.yield`.
+    ///
+    /// If the fiber is dropped while suspended here, this call unwinds instead of
+    /// returning, so that the destructors of the fiber's stack run.
+    pub fn suspend(&self, value: Y) -> I {
+        let header = self.header();
+        if header.is_unwinding() {
+            forced_unwind();
+        }
+        // SAFETY: we are on this fiber's stack while it runs (a yielder never
+        // leaves its fiber), and the types are the fiber's own.
+        match unsafe { header.leave::<I, Y, R>(Outbound::Yield(value)) } {
+            Inbound::Resume(input) => input,
+            Inbound::Unwind => forced_unwind(),
+        }
+    }
+
+    /// Suspends this fiber and runs `to` in its place, in one switch — Ruby's
+    /// `Fiber#transfer`. `to` starts (with `value` as its closure's argument) or
+    /// continues (its pending `suspend` or `transfer` returns `value`), and
+    /// inherits this fiber's resumer. This call returns when this fiber is resumed
+    /// or transferred to again, with the value sent then.
+    ///
+    /// # Errors
+    ///
+    /// [`FiberError::Running`] if `to` is this fiber or one waiting on it,
+    /// [`FiberError::Dead`] if `to` has finished. Nothing switches.
+    pub fn transfer(&self, to: &Fiber<I, Y, R>, value: I) -> Result<I, FiberError> {
+        let header = self.header();
+        let target = to.header();
+        match target.state() {
+            Status::Created | Status::Suspended => {}
+            Status::Running => return Err(FiberError::Running),
+            Status::Dead => return Err(FiberError::Dead),
+        }
+        if header.is_unwinding() {
+            forced_unwind();
+        }
+        // SAFETY: we are on this fiber's stack while it runs; `target` is another
+        // fiber (this one is Running, `target` is not), Created or Suspended, of
+        // the same types.
+        match unsafe { header.pass::<I>(target, Inbound::Resume(value)) } {
+            Inbound::Resume(input) => Ok(input),
+            Inbound::Unwind => forced_unwind(),
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! A chunk: one `mmap` reservation carved into equal slots, each a guard page
+//! followed by a usable stack. Slots are carved lazily, so a chunk costs address
+//! space until its stacks are used, and memory only for the pages fibers touch.
+
+use super::{overflow, page_size};
+use std::io;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `MADV_GUARD_INSTALL` (Linux 6.13): turn the range into guard pages that fault on
+/// any access, without splitting the mapping. Not yet in every libc crate release.
+const MADV_GUARD_INSTALL: libc::c_int = 102;
+
+/// Set once the kernel has refused `MADV_GUARD_INSTALL`, so that later guards go
+/// straight to `mprotect`.
+static GUARD_MADVISE_UNSUPPORTED: AtomicBool = AtomicBool::new(false);
+
+pub(super) struct Chunk {
+    base: NonNull<u8>,
+    len: usize,
+    /// Bytes per slot: one guard page plus the usable stack.
+    slot: usize,
+    carved: usize,
+    slots: usize,
+    registration: overflow::Registration,
+}
+
+impl Chunk {
+    /// Reserves address space for `slots` stacks of `size` usable bytes each.
+    pub(super) fn reserve(size: usize, slots: usize) -> io::Result<Chunk> {
+        let slot = size + page_size();
+        let len = slot * slots;
+        // SAFETY: an anonymous private mapping at an address of the kernel's choice
+        // touches no existing memory. MAP_NORESERVE: the stacks are address space,
+        // not committed memory. MAP_STACK: no transparent huge pages, so a parked
+        // fiber holds 4 KiB pages, not 2 MiB.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            let err = io::Error::last_os_error();
+            return Err(io::Error::new(
+                err.kind(),
+                format!("fibra: cannot reserve {len} bytes for fiber stacks: {err}"),
+            ));
+        }
+        let base = NonNull::new(base.cast::<u8>()).expect("mmap does not return null on success");
+        let registration = overflow::Registration::new(base.as_ptr() as usize, len, slot, page_size());
+        Ok(Chunk { base, len, slot, carved: 0, slots, registration })
+    }
+
+    /// Carves the next unused slot: installs its guard page and returns the top of
+    /// its usable stack, or `None` when every slot has been carved.
+    pub(super) fn carve(&mut self) -> Option<io::Result<NonNull<u8>>> {
+        if self.carved == self.slots {
+            return None;
+        }
+        // The slot's lowest page is its guard; the stack grows down towards it.
+        let guard = self.base.as_ptr().wrapping_add(self.carved * self.slot);
+        if let Err(err) = install_guard(guard, page_size()) {
+            return Some(Err(err));
+        }
+        self.carved += 1;
+        let top = guard.wrapping_add(self.slot);
+        Some(Ok(NonNull::new(top).expect("a slot's top is above its base")))
+    }
+
+    /// Whether the stack whose top is `top` was carved from this chunk.
+    pub(super) fn holds(&self, top: NonNull<u8>) -> bool {
+        let base = self.base.as_ptr() as usize;
+        (base + self.slot..=base + self.len).contains(&(top.as_ptr() as usize))
+    }
+}
+
+impl Drop for Chunk {
+    fn drop(&mut self) {
+        self.registration.clear();
+        // SAFETY: [base, base + len) is the mapping made in `reserve`; the pool
+        // drops a chunk only when none of its stacks is in use.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Makes `[addr, addr + len)` fault on access.
+fn install_guard(addr: *mut u8, len: usize) -> io::Result<()> {
+    if !GUARD_MADVISE_UNSUPPORTED.load(Ordering::Relaxed) {
+        // SAFETY: the range lies inside a mapping this module owns and that no
+        // stack uses yet.
+        if unsafe { libc::madvise(addr.cast(), len, MADV_GUARD_INSTALL) } == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINVAL) {
+            return Err(err);
+        }
+        GUARD_MADVISE_UNSUPPORTED.store(true, Ordering::Relaxed);
+    }
+    // SAFETY: as above.
+    if unsafe { libc::mprotect(addr.cast(), len, libc::PROT_NONE) } == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::ENOMEM) {
+        return Err(io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            format!(
+                "fibra: the kernel refused another guard page ({err}); this kernel lacks \
+                 MADV_GUARD_INSTALL, so each fiber stack costs two memory map entries: \
+                 raise vm.max_map_count (now {}) or use fewer fibers",
+                max_map_count().map_or_else(|| "unknown".to_string(), |n| n.to_string())
+            ),
+        ));
+    }
+    Err(err)
+}
+
+fn max_map_count() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/vm/max_map_count").ok()?.trim().parse().ok()
+}

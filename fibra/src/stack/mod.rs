@@ -1,0 +1,127 @@
+//! Fiber stacks: memory from `mmap`, a guard page below each stack, and a
+//! per-thread pool so that creating a fiber makes no system call on the fast path.
+//!
+//! # The map-count wall
+//!
+//! A guard page made with `mprotect` splits its mapping in two, so a process that
+//! maps each stack on its own hits Linux's `vm.max_map_count` (65,530 areas by
+//! default) near 32,700 stacks — where corosensei, `may` and Ruby stop. fibra
+//! instead carves many stacks out of one large reservation (a [`chunk`]) and marks
+//! each guard with `madvise(MADV_GUARD_INSTALL)` (Linux 6.13+), which does not split
+//! the mapping: a million stacks take a few hundred map entries. On an older kernel
+//! it falls back to `mprotect`, and if the kernel then refuses for lack of map
+//! entries the error says so and names `vm.max_map_count`.
+//!
+//! # Overflow
+//!
+//! Touching a guard page faults; [`overflow`] catches the fault on an alternate
+//! signal stack, prints that a fiber's stack overflowed, and aborts, as Rust does
+//! for a thread's stack.
+
+mod chunk;
+mod overflow;
+mod pool;
+
+use std::io;
+use std::ptr::NonNull;
+
+/// The usable size of a fiber stack when none is chosen: 256 KiB.
+///
+/// It is address space, not memory: only the pages a fiber touches become
+/// resident (a parked fiber that ran a little holds one or two 4 KiB pages). It
+/// is large enough for ordinary recursion and formatting, and small enough that a
+/// million stacks fit in the address space many times over.
+pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
+
+/// The smallest usable stack size accepted: 16 KiB.
+pub const MIN_STACK_SIZE: usize = 16 * 1024;
+
+/// One fiber stack: `size` usable bytes below `top`, with a guard page below them.
+/// Dropping it gives it back to the pool of the thread that made it.
+pub(crate) struct Stack {
+    top: NonNull<u8>,
+    size: usize,
+}
+
+impl Stack {
+    /// Takes a stack of at least `size` usable bytes from this thread's pool.
+    pub(crate) fn new(size: usize) -> io::Result<Stack> {
+        let size = round_to_pages(size.max(MIN_STACK_SIZE));
+        let top = pool::take(size)?;
+        Ok(Stack { top, size })
+    }
+
+    /// The highest address of the stack (exclusive), 16-byte aligned.
+    pub(crate) fn top(&self) -> *mut u8 {
+        self.top.as_ptr()
+    }
+
+    /// The number of usable bytes below [`Stack::top`].
+    pub(crate) fn size(&self) -> usize {
+        self.size
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        pool::give_back(self.top, self.size);
+    }
+}
+
+/// The size of a memory page.
+pub(crate) fn page_size() -> usize {
+    use std::sync::OnceLock;
+    static PAGE: OnceLock<usize> = OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    *PAGE.get_or_init(|| unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize)
+}
+
+fn round_to_pages(size: usize) -> usize {
+    let page = page_size();
+    size.div_ceil(page) * page
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_rounded_and_clamped() {
+        let s = Stack::new(1).unwrap();
+        assert_eq!(s.size(), MIN_STACK_SIZE);
+        let s = Stack::new(MIN_STACK_SIZE + 1).unwrap();
+        assert_eq!(s.size(), MIN_STACK_SIZE + page_size());
+        assert_eq!(s.top() as usize % 16, 0);
+    }
+
+    #[test]
+    fn a_stack_is_writable_from_top_to_bottom() {
+        let s = Stack::new(MIN_STACK_SIZE).unwrap();
+        let bottom = s.top().wrapping_sub(s.size());
+        // SAFETY: [bottom, top) is the stack's usable memory, owned by `s`.
+        unsafe {
+            bottom.write_bytes(0xa5, s.size());
+            assert_eq!(bottom.read(), 0xa5);
+            assert_eq!(s.top().sub(1).read(), 0xa5);
+        }
+    }
+
+    #[test]
+    fn stacks_are_reused_by_the_pool() {
+        let first = Stack::new(DEFAULT_STACK_SIZE).unwrap().top();
+        let again = Stack::new(DEFAULT_STACK_SIZE).unwrap();
+        assert_eq!(first, again.top());
+    }
+
+    #[test]
+    fn many_stacks_are_distinct() {
+        let stacks: Vec<Stack> = (0..100).map(|_| Stack::new(MIN_STACK_SIZE).unwrap()).collect();
+        let mut tops: Vec<usize> = stacks.iter().map(|s| s.top() as usize).collect();
+        tops.sort();
+        tops.dedup();
+        assert_eq!(tops.len(), 100);
+        for pair in tops.windows(2) {
+            assert!(pair[1] - pair[0] >= MIN_STACK_SIZE + page_size());
+        }
+    }
+}
