@@ -43,7 +43,9 @@ impl<T> Generator<T> {
     where
         F: FnOnce(&Yielder<(), T, ()>) + 'static,
     {
-        Generator { fiber: Fiber::new(move |out, ()| body(out)) }
+        Generator {
+            fiber: Fiber::new(move |out, ()| body(out)),
+        }
     }
 
     /// Makes a generator whose fiber is made by `builder` (for a stack size of
@@ -52,7 +54,9 @@ impl<T> Generator<T> {
     where
         F: FnOnce(&Yielder<(), T, ()>) + 'static,
     {
-        Ok(Generator { fiber: builder.build(move |out, ()| body(out))? })
+        Ok(Generator {
+            fiber: builder.build(move |out, ()| body(out))?,
+        })
     }
 }
 
@@ -71,6 +75,8 @@ impl<T> FusedIterator for Generator<T> {}
 
 impl<T> fmt::Debug for Generator<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Generator").field("status", &self.fiber.status()).finish_non_exhaustive()
+        f.debug_struct("Generator")
+            .field("status", &self.fiber.status())
+            .finish_non_exhaustive()
     }
 }

@@ -129,10 +129,10 @@ pub(crate) unsafe fn init_stack(top: *mut u8, entry: Entry, data: *mut u8) -> St
 unsafe extern "C" fn fiber_start() -> ! {
     naked_asm!(
         ".cfi_startproc",
-        // DW_CFA_def_cfa_expression, 7 bytes: DW_OP_breg7 (rsp) +8 (the address of
+        // DW_CFA_def_cfa_expression, 6 bytes: DW_OP_breg7 (rsp) +8 (the address of
         // `data`), DW_OP_deref (data), DW_OP_deref (the resumer's stack pointer),
         // DW_OP_plus_uconst 24.
-        ".cfi_escape 0x0f, 0x07, 0x77, 0x08, 0x06, 0x06, 0x23, 0x18",
+        ".cfi_escape 0x0f, 0x06, 0x77, 0x08, 0x06, 0x06, 0x23, 0x18",
         ".cfi_offset rip, -24",
         ".cfi_offset rbx, -16",
         ".cfi_offset rbp, -8",

@@ -77,7 +77,10 @@ fn header_below(top: *mut u8) -> *mut Header {
 
 /// Where the closure goes: just below the header.
 fn closure_below<F>(header: *mut Header) -> *mut F {
-    align_down(header as usize - mem::size_of::<F>(), mem::align_of::<F>().max(16)) as *mut F
+    align_down(
+        header as usize - mem::size_of::<F>(),
+        mem::align_of::<F>().max(16),
+    ) as *mut F
 }
 
 /// Writes the header and `body` at the top of `stack` and prepares the stack so
@@ -130,7 +133,11 @@ where
     // message was sent by `enter` with the fiber's own `Inbound<I>` type.
     let (header, body, first) = unsafe {
         let header = data.cast::<Header>();
-        (&*header, closure_below::<F>(header).read(), ptr::read(message as *const Inbound<I>))
+        (
+            &*header,
+            closure_below::<F>(header).read(),
+            ptr::read(message as *const Inbound<I>),
+        )
     };
     let outcome = match first {
         Inbound::Resume(input) => {
@@ -152,7 +159,11 @@ where
     // `enter`, which reads the `Outbound<Y, R>` sent here. Nothing resumes a dead
     // fiber (every way in checks the state), so the switch never returns.
     unsafe {
-        arch::switch(header.own.as_ptr(), header.parent.get(), &*outcome as *const Outbound<Y, R> as usize);
+        arch::switch(
+            header.own.as_ptr(),
+            header.parent.get(),
+            &*outcome as *const Outbound<Y, R> as usize,
+        );
     }
     unreachable_abort()
 }
@@ -191,7 +202,11 @@ impl Header {
         // (or the final switch of `entry`) finds it. The reply is an
         // `Outbound<Y, R>` on the other stack, moved out at once.
         unsafe {
-            let reply = arch::switch(self.parent.as_ptr(), self.own.get(), &*message as *const Inbound<I> as usize);
+            let reply = arch::switch(
+                self.parent.as_ptr(),
+                self.own.get(),
+                &*message as *const Inbound<I> as usize,
+            );
             ptr::read(reply as *const Outbound<Y, R>)
         }
     }
@@ -210,7 +225,11 @@ impl Header {
         // reads an `Outbound<Y, R>`; whoever switches back here sends an
         // `Inbound<I>`.
         unsafe {
-            let got = arch::switch(self.own.as_ptr(), self.parent.get(), &*message as *const Outbound<Y, R> as usize);
+            let got = arch::switch(
+                self.own.as_ptr(),
+                self.parent.get(),
+                &*message as *const Outbound<Y, R> as usize,
+            );
             ptr::read(got as *const Inbound<I>)
         }
     }
@@ -232,7 +251,11 @@ impl Header {
         // (same types); it returns to the resumer this fiber had, which is
         // suspended in `enter` and expects the shared `Outbound` type.
         unsafe {
-            let got = arch::switch(self.own.as_ptr(), target.own.get(), &*message as *const Inbound<I> as usize);
+            let got = arch::switch(
+                self.own.as_ptr(),
+                target.own.get(),
+                &*message as *const Inbound<I> as usize,
+            );
             ptr::read(got as *const Inbound<I>)
         }
     }

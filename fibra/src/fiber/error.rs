@@ -21,7 +21,9 @@ impl fmt::Display for FiberError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             FiberError::Dead => "cannot resume a dead fiber: it has returned or panicked",
-            FiberError::Running => "cannot resume a running fiber: it is the current fiber or is waiting on it",
+            FiberError::Running => {
+                "cannot resume a running fiber: it is the current fiber or is waiting on it"
+            }
         })
     }
 }

@@ -244,7 +244,9 @@ impl<I, Y, R> Drop for Fiber<I, Y, R> {
 
 impl<I, Y, R> fmt::Debug for Fiber<I, Y, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Fiber").field("status", &self.status()).finish_non_exhaustive()
+        f.debug_struct("Fiber")
+            .field("status", &self.status())
+            .finish_non_exhaustive()
     }
 }
 
@@ -275,7 +277,9 @@ impl Default for Builder {
 impl Builder {
     /// A builder with the default settings.
     pub fn new() -> Builder {
-        Builder { stack_size: DEFAULT_STACK_SIZE }
+        Builder {
+            stack_size: DEFAULT_STACK_SIZE,
+        }
     }
 
     /// The usable stack size in bytes, rounded up to whole pages and to at least
@@ -298,6 +302,10 @@ impl Builder {
     {
         let stack = Stack::new(self.stack_size)?;
         let header = context::prepare(&stack, body)?;
-        Ok(Fiber { header, _stack: stack, _types: PhantomData })
+        Ok(Fiber {
+            header,
+            _stack: stack,
+            _types: PhantomData,
+        })
     }
 }

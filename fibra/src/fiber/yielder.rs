@@ -17,7 +17,10 @@ pub struct Yielder<I, Y, R> {
 
 impl<I, Y, R> Yielder<I, Y, R> {
     pub(super) fn new(header: NonNull<Header>) -> Self {
-        Yielder { header, _types: PhantomData }
+        Yielder {
+            header,
+            _types: PhantomData,
+        }
     }
 
     fn header(&self) -> &Header {

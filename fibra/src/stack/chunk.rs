@@ -52,8 +52,16 @@ impl Chunk {
             ));
         }
         let base = NonNull::new(base.cast::<u8>()).expect("mmap does not return null on success");
-        let registration = overflow::Registration::new(base.as_ptr() as usize, len, slot, page_size());
-        Ok(Chunk { base, len, slot, carved: 0, slots, registration })
+        let registration =
+            overflow::Registration::new(base.as_ptr() as usize, len, slot, page_size());
+        Ok(Chunk {
+            base,
+            len,
+            slot,
+            carved: 0,
+            slots,
+            registration,
+        })
     }
 
     /// Carves the next unused slot: installs its guard page and returns the top of
@@ -69,7 +77,9 @@ impl Chunk {
         }
         self.carved += 1;
         let top = guard.wrapping_add(self.slot);
-        Some(Ok(NonNull::new(top).expect("a slot's top is above its base")))
+        Some(Ok(
+            NonNull::new(top).expect("a slot's top is above its base")
+        ))
     }
 
     /// Whether the stack whose top is `top` was carved from this chunk.
@@ -122,5 +132,9 @@ fn install_guard(addr: *mut u8, len: usize) -> io::Result<()> {
 }
 
 fn max_map_count() -> Option<u64> {
-    std::fs::read_to_string("/proc/sys/vm/max_map_count").ok()?.trim().parse().ok()
+    std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }

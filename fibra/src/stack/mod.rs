@@ -115,7 +115,9 @@ mod tests {
 
     #[test]
     fn many_stacks_are_distinct() {
-        let stacks: Vec<Stack> = (0..100).map(|_| Stack::new(MIN_STACK_SIZE).unwrap()).collect();
+        let stacks: Vec<Stack> = (0..100)
+            .map(|_| Stack::new(MIN_STACK_SIZE).unwrap())
+            .collect();
         let mut tops: Vec<usize> = stacks.iter().map(|s| s.top() as usize).collect();
         tops.sort();
         tops.dedup();

@@ -56,7 +56,11 @@ fn claim_entry() -> &'static Entry {
     while !cursor.is_null() {
         // SAFETY: entries are leaked boxes, never freed.
         let entry = unsafe { &*cursor };
-        if entry.claimed.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+        if entry
+            .claimed
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
             return entry;
         }
         cursor = entry.next.load(Ordering::Acquire);
@@ -123,7 +127,11 @@ pub(super) fn install_handler() {
     });
 }
 
-extern "C" fn on_fault(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+extern "C" fn on_fault(
+    signal: libc::c_int,
+    info: *mut libc::siginfo_t,
+    context: *mut libc::c_void,
+) {
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let addr = unsafe { (*info).si_addr() } as usize;
     if let Some(size) = guard_hit(addr) {
@@ -228,7 +236,11 @@ impl AltStack {
         // handed to the kernel as this thread's signal stack.
         unsafe {
             libc::mprotect(base, page, libc::PROT_NONE);
-            let stack = libc::stack_t { ss_sp: base.cast::<u8>().add(page).cast(), ss_flags: 0, ss_size: Self::SIZE };
+            let stack = libc::stack_t {
+                ss_sp: base.cast::<u8>().add(page).cast(),
+                ss_flags: 0,
+                ss_size: Self::SIZE,
+            };
             if libc::sigaltstack(&stack, ptr::null_mut()) != 0 {
                 libc::munmap(base, len);
                 return None;
@@ -243,7 +255,11 @@ impl Drop for AltStack {
         // SAFETY: disable the alternate stack before unmapping it; this runs at
         // thread exit, outside any signal handler.
         unsafe {
-            let disable = libc::stack_t { ss_sp: ptr::null_mut(), ss_flags: libc::SS_DISABLE, ss_size: 0 };
+            let disable = libc::stack_t {
+                ss_sp: ptr::null_mut(),
+                ss_flags: libc::SS_DISABLE,
+                ss_size: 0,
+            };
             libc::sigaltstack(&disable, ptr::null_mut());
             libc::munmap(self.base, self.len);
         }

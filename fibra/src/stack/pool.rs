@@ -55,14 +55,22 @@ struct SizeClass {
 impl Pool {
     fn new() -> Pool {
         overflow::install_handler();
-        Pool { classes: Vec::new(), _alt_stack: overflow::AltStack::ensure() }
+        Pool {
+            classes: Vec::new(),
+            _alt_stack: overflow::AltStack::ensure(),
+        }
     }
 
     fn take(&mut self, size: usize) -> io::Result<NonNull<u8>> {
         let class = match self.classes.iter().position(|c| c.size == size) {
             Some(i) => &mut self.classes[i],
             None => {
-                self.classes.push(SizeClass { size, free: Vec::new(), chunks: Vec::new(), in_use: 0 });
+                self.classes.push(SizeClass {
+                    size,
+                    free: Vec::new(),
+                    chunks: Vec::new(),
+                    in_use: 0,
+                });
                 self.classes.last_mut().expect("just pushed")
             }
         };
@@ -104,7 +112,10 @@ impl SizeClass {
             n => (FIRST_CHUNK_SLOTS << n.min(20)).min((MAX_CHUNK_BYTES / slot_bytes).max(1)),
         };
         self.chunks.push(Chunk::reserve(self.size, slots)?);
-        self.chunks.last_mut().and_then(Chunk::carve).expect("a new chunk has a free slot")
+        self.chunks
+            .last_mut()
+            .and_then(Chunk::carve)
+            .expect("a new chunk has a free slot")
     }
 }
 

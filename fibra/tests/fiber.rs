@@ -1,0 +1,418 @@
+//! What a user of `Fiber` sees: values both ways, transfer, errors, panics,
+//! unwinding on drop, many fibers, deep recursion, floating point, backtraces.
+
+use fibra::fiber::{Builder, Status};
+use fibra::{Fiber, FiberError, Step};
+use std::cell::{Cell, OnceCell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::rc::Rc;
+
+/// Counts drops of its clones' shared counter.
+#[derive(Clone)]
+struct DropCounter(Rc<Cell<u32>>);
+
+impl Drop for DropCounter {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() + 1);
+    }
+}
+
+#[test]
+fn values_travel_both_ways_with_distinct_types() {
+    let fiber: Fiber<String, usize, Vec<String>> = Fiber::new(|y, first: String| {
+        let mut seen = vec![first];
+        loop {
+            let next = y.suspend(seen.len());
+            if next.is_empty() {
+                return seen;
+            }
+            seen.push(next);
+        }
+    });
+    assert_eq!(fiber.status(), Status::Created);
+    assert_eq!(fiber.resume("a".into()).unwrap(), Step::Yield(1));
+    assert_eq!(fiber.status(), Status::Suspended);
+    assert_eq!(fiber.resume("b".into()).unwrap(), Step::Yield(2));
+    assert_eq!(
+        fiber.resume(String::new()).unwrap(),
+        Step::Return(vec!["a".to_string(), "b".to_string()])
+    );
+    assert_eq!(fiber.status(), Status::Dead);
+}
+
+#[test]
+fn resuming_a_finished_fiber_is_an_error_and_drops_the_input() {
+    let fiber = Fiber::new(|_, ()| 7);
+    assert_eq!(fiber.resume(()).unwrap(), Step::<(), i32>::Return(7));
+    assert_eq!(fiber.resume(()), Err(FiberError::Dead));
+    assert!(!fiber.is_alive());
+
+    let drops = Rc::new(Cell::new(0));
+    let fiber: Fiber<DropCounter, (), ()> = Fiber::new(|_, _| ());
+    fiber.resume(DropCounter(drops.clone())).unwrap();
+    assert_eq!(drops.get(), 1);
+    assert!(fiber.resume(DropCounter(drops.clone())).is_err());
+    assert_eq!(drops.get(), 2, "the rejected input is dropped, not leaked");
+    assert_eq!(
+        FiberError::Dead.to_string(),
+        "cannot resume a dead fiber: it has returned or panicked"
+    );
+}
+
+#[test]
+fn a_fiber_cannot_resume_itself() {
+    let cell: Rc<OnceCell<Fiber<(), (), Option<FiberError>>>> = Rc::new(OnceCell::new());
+    let inner = Rc::downgrade(&cell);
+    cell.set(Fiber::new(move |_, ()| {
+        let cell = inner.upgrade().unwrap();
+        let me = cell.get().unwrap();
+        assert_eq!(me.status(), Status::Running);
+        // Returns the error (the fiber cannot be resumed while it runs).
+        me.resume(()).err()
+    }))
+    .ok();
+    let outcome = cell.get().unwrap().resume(()).unwrap();
+    assert_eq!(outcome, Step::Return(Some(FiberError::Running)));
+}
+
+#[test]
+fn nested_fibers_report_running_for_the_waiting_outer_one() {
+    let outer: Rc<OnceCell<Fiber<(), (), ()>>> = Rc::new(OnceCell::new());
+    let seen = Rc::new(Cell::new(None));
+    let (outer2, seen2) = (Rc::downgrade(&outer), seen.clone());
+    outer
+        .set(Fiber::new(move |_, ()| {
+            let inner: Fiber<(), (), ()> = Fiber::new(move |_, ()| {
+                let outer = outer2.upgrade().unwrap();
+                seen2.set(Some((
+                    outer.get().unwrap().status(),
+                    outer.get().unwrap().resume(()),
+                )));
+            });
+            inner.resume(()).unwrap();
+        }))
+        .ok();
+    outer.get().unwrap().resume(()).unwrap();
+    assert_eq!(
+        seen.get(),
+        Some((Status::Running, Err(FiberError::Running)))
+    );
+}
+
+#[test]
+fn transfer_ping_pong_passes_a_counter_with_one_switch_per_hand_over() {
+    const N: u64 = 100_001;
+    let hand_overs = Rc::new(Cell::new(0u64));
+    let b: Rc<OnceCell<Fiber<u64, (), u64>>> = Rc::new(OnceCell::new());
+    let (to_b, count_a) = (b.clone(), hand_overs.clone());
+    let a = Rc::new(Fiber::new(move |y, mut n: u64| {
+        while n < N {
+            count_a.set(count_a.get() + 1);
+            n = y.transfer(to_b.get().unwrap(), n + 1).unwrap();
+        }
+        n
+    }));
+    let (to_a, count_b) = (Rc::downgrade(&a), hand_overs.clone());
+    b.set(Fiber::new(move |y, mut n: u64| {
+        loop {
+            if n >= N {
+                return n;
+            }
+            count_b.set(count_b.get() + 1);
+            n = y.transfer(&to_a.upgrade().unwrap(), n + 1).unwrap();
+        }
+    }))
+    .ok();
+    // N is odd, so b hands the final value back... whichever fiber reaches N
+    // returns, and that ends the chain that `resume` started.
+    let result = a.resume(0).unwrap();
+    assert_eq!(result, Step::Return(N));
+    assert_eq!(hand_overs.get(), N);
+    // b reached N and returned; a is still suspended in its transfer.
+    assert_eq!(b.get().unwrap().status(), Status::Dead);
+    assert_eq!(a.status(), Status::Suspended);
+}
+
+#[test]
+fn transfer_to_dead_or_running_fibers_is_an_error() {
+    let dead: Rc<Fiber<(), (), &'static str>> = Rc::new(Fiber::new(|_, ()| "done"));
+    dead.resume(()).unwrap();
+    let me: Rc<OnceCell<Fiber<(), (), &'static str>>> = Rc::new(OnceCell::new());
+    let (dead2, me2) = (dead.clone(), Rc::downgrade(&me));
+    me.set(Fiber::new(move |y, ()| {
+        assert_eq!(y.transfer(&dead2, ()), Err(FiberError::Dead));
+        let me = me2.upgrade().unwrap();
+        assert_eq!(y.transfer(me.get().unwrap(), ()), Err(FiberError::Running));
+        "checked"
+    }))
+    .ok();
+    assert_eq!(
+        me.get().unwrap().resume(()).unwrap(),
+        Step::Return("checked")
+    );
+}
+
+#[test]
+fn a_transferred_to_fiber_suspends_to_the_original_resumer() {
+    let b: Rc<Fiber<u32, u32, u32>> = Rc::new(Fiber::new(|y, n: u32| {
+        let again = y.suspend(n * 10);
+        again + 1
+    }));
+    let b2 = b.clone();
+    let a = Fiber::new(move |y, n: u32| {
+        let back = y.transfer(&b2, n + 1).unwrap();
+        back * 2
+    });
+    // a transfers to b; b's suspend comes back to this resume.
+    assert_eq!(a.resume(1).unwrap(), Step::Yield(20));
+    // b can be resumed directly; its return also ends here.
+    assert_eq!(b.resume(5).unwrap(), Step::Return(6));
+    // a, suspended in transfer, can be resumed; its transfer returns the value.
+    assert_eq!(a.resume(21).unwrap(), Step::Return(42));
+}
+
+#[test]
+fn a_panic_reaches_the_resumer_and_kills_the_fiber() {
+    let fiber: Fiber<(), (), ()> = Fiber::new(|y, ()| {
+        y.suspend(());
+        panic!("boom in fiber");
+    });
+    fiber.resume(()).unwrap();
+    let caught = panic::catch_unwind(AssertUnwindSafe(|| fiber.resume(()))).unwrap_err();
+    assert_eq!(caught.downcast_ref::<&str>(), Some(&"boom in fiber"));
+    assert_eq!(fiber.status(), Status::Dead);
+    assert_eq!(fiber.resume(()), Err(FiberError::Dead));
+}
+
+#[test]
+fn dropping_a_suspended_fiber_runs_the_destructors_on_its_stack() {
+    let drops = Rc::new(Cell::new(0));
+    let finished = Rc::new(Cell::new(false));
+    let (d, f) = (drops.clone(), finished.clone());
+    let fiber: Fiber<(), u32, ()> = Fiber::new(move |y, ()| {
+        let _outer = DropCounter(d.clone());
+        let mut i = 0;
+        loop {
+            let _inner = DropCounter(d.clone());
+            y.suspend(i);
+            i += 1;
+            if i == 1000 {
+                f.set(true);
+            }
+        }
+    });
+    assert_eq!(fiber.resume(()).unwrap(), Step::Yield(0));
+    assert_eq!(fiber.resume(()).unwrap(), Step::Yield(1));
+    assert_eq!(drops.get(), 1, "one loop iteration's guard dropped so far");
+    drop(fiber);
+    assert_eq!(
+        drops.get(),
+        3,
+        "the live `_inner` and `_outer` dropped by the unwind"
+    );
+    assert!(!finished.get());
+}
+
+#[test]
+fn dropping_an_unstarted_fiber_drops_its_closure() {
+    let drops = Rc::new(Cell::new(0));
+    let guard = DropCounter(drops.clone());
+    let fiber: Fiber<(), (), ()> = Fiber::new(move |_, ()| drop(guard));
+    drop(fiber);
+    assert_eq!(drops.get(), 1);
+}
+
+#[test]
+fn a_fiber_that_catches_its_unwind_and_suspends_is_unwound_again() {
+    let drops = Rc::new(Cell::new(0));
+    let d = drops.clone();
+    let fiber: Fiber<(), (), ()> = Fiber::new(move |y, ()| {
+        let _guard = DropCounter(d);
+        let _ = panic::catch_unwind(AssertUnwindSafe(|| y.suspend(())));
+        y.suspend(()); // unwinds at once: the fiber is being dropped
+        unreachable!();
+    });
+    fiber.resume(()).unwrap();
+    drop(fiber);
+    assert_eq!(drops.get(), 1);
+}
+
+#[test]
+fn fibers_dropped_while_the_resumer_unwinds_are_unwound_too() {
+    let drops = Rc::new(Cell::new(0));
+    let d = drops.clone();
+    let result = panic::catch_unwind(AssertUnwindSafe(move || {
+        let fiber: Fiber<(), (), ()> = Fiber::new(move |y, ()| {
+            let _guard = DropCounter(d);
+            loop {
+                y.suspend(());
+            }
+        });
+        fiber.resume(()).unwrap();
+        panic!("resumer panics with a suspended fiber in scope");
+    }));
+    assert!(result.is_err());
+    assert_eq!(drops.get(), 1);
+}
+
+#[test]
+fn a_thousand_times_ten_fibers_alive_at_once() {
+    let fibers: Vec<Fiber<u64, u64, u64>> = (0..10_000u64)
+        .map(|i| {
+            Fiber::new(move |y, n: u64| {
+                let doubled = y.suspend(n + i);
+                doubled * 2
+            })
+        })
+        .collect();
+    for (i, f) in fibers.iter().enumerate() {
+        assert_eq!(f.resume(1).unwrap(), Step::Yield(i as u64 + 1));
+    }
+    for (i, f) in fibers.iter().enumerate().rev() {
+        assert_eq!(f.resume(i as u64).unwrap(), Step::Return(i as u64 * 2));
+    }
+}
+
+#[test]
+fn deep_recursion_inside_a_fiber() {
+    fn depth(n: u64, y: &fibra::Yielder<u64, u64, u64>) -> u64 {
+        let pad = std::hint::black_box([n; 8]);
+        if n == 0 {
+            y.suspend(1);
+            return pad[0];
+        }
+        1 + depth(n - 1, y) + pad[7] - n
+    }
+    let fiber = Builder::new()
+        .stack_size(64 << 20)
+        .build(|y, n: u64| depth(n, y))
+        .unwrap();
+    // Suspends at the bottom of 200,000 frames and comes back to finish.
+    assert_eq!(fiber.resume(200_000).unwrap(), Step::Yield(1));
+    assert_eq!(fiber.resume(0).unwrap(), Step::Return(200_000));
+}
+
+#[test]
+fn floating_point_values_survive_switches() {
+    // Each fiber keeps accumulators live across its switches while the others
+    // compute with different values; any clobbered register shows up as a wrong sum.
+    let fibers: Vec<Fiber<f64, f64, f64>> = (1..=4)
+        .map(|k| {
+            Fiber::new(move |y, scale: f64| {
+                let (mut a, mut b, mut c) = (0.0f64, 1.0f64, k as f64);
+                for i in 0..1000 {
+                    let x = i as f64 * scale;
+                    a += x.sqrt();
+                    b *= 1.0 + 1.0 / (x + k as f64);
+                    c = c.mul_add(0.5, x);
+                    y.suspend(a + b + c);
+                }
+                a + b + c
+            })
+        })
+        .collect();
+    let mut expected = Vec::new();
+    for k in 1..=4 {
+        let (mut a, mut b, mut c) = (0.0f64, 1.0f64, k as f64);
+        for i in 0..1000 {
+            let x = i as f64 * 0.25;
+            a += x.sqrt();
+            b *= 1.0 + 1.0 / (x + k as f64);
+            c = c.mul_add(0.5, x);
+        }
+        expected.push(a + b + c);
+    }
+    let mut last = vec![0.0; 4];
+    loop {
+        let mut running = false;
+        for (i, f) in fibers.iter().enumerate() {
+            if let Ok(step) = f.resume(0.25) {
+                running = true;
+                if let Step::Return(v) = step {
+                    last[i] = v;
+                }
+            }
+        }
+        if !running {
+            break;
+        }
+    }
+    assert_eq!(last, expected);
+}
+
+#[test]
+fn a_backtrace_taken_in_a_fiber_walks_into_the_resumer() {
+    #[inline(never)]
+    fn resumer_frame_marker(fiber: &Fiber<(), String, ()>) -> String {
+        fiber.resume(()).unwrap().yielded().unwrap()
+    }
+    let fiber: Fiber<(), String, ()> = Fiber::new(|y, ()| {
+        y.suspend(std::backtrace::Backtrace::force_capture().to_string());
+    });
+    let trace = resumer_frame_marker(&fiber);
+    assert!(
+        trace.contains("fiber_start"),
+        "the bootstrap frame is named:\n{trace}"
+    );
+    assert!(
+        trace.contains("resumer_frame_marker"),
+        "the walk reaches the resumer:\n{trace}"
+    );
+}
+
+#[test]
+fn fibers_made_and_dropped_in_a_loop_reuse_their_stacks() {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    for i in 0..100_000u32 {
+        let l = log.clone();
+        let fiber: Fiber<(), (), ()> = Fiber::new(move |y, ()| {
+            y.suspend(());
+            if i % 10_000 == 0 {
+                l.borrow_mut().push(i);
+            }
+        });
+        fiber.resume(()).unwrap();
+        if i % 2 == 0 {
+            fiber.resume(()).unwrap();
+        }
+    }
+    assert_eq!(
+        *log.borrow(),
+        (0..10).map(|k| k * 10_000).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_closure_too_large_for_its_stack_is_an_error() {
+    let big = [0u8; 64 * 1024];
+    let err = Builder::new()
+        .stack_size(16 * 1024)
+        .build(move |_, ()| big[0])
+        .map(|_: Fiber<(), (), u8>| ())
+        .unwrap_err();
+    assert!(err.to_string().contains("too many for a"), "{err}");
+}
+
+#[test]
+fn fibers_on_many_threads_at_once() {
+    let handles: Vec<_> = (0..4u64)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let fibers: Vec<Fiber<u64, u64, u64>> = (0..1000)
+                    .map(|_| Fiber::new(|y, n: u64| n + y.suspend(n)))
+                    .collect();
+                let mut total = 0;
+                for f in &fibers {
+                    total += f.resume(t).unwrap().yielded().unwrap();
+                    total += f.resume(1).unwrap().returned().unwrap();
+                }
+                total
+            })
+        })
+        .collect();
+    let totals: Vec<u64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(
+        totals,
+        (0..4).map(|t| 1000 * (2 * t + 1)).collect::<Vec<_>>()
+    );
+}
