@@ -12,13 +12,15 @@
 //! - [`init_stack`]: lay out a fresh stack so that the first switch to it calls an
 //!   entry function, with call-frame information that lets an unwinder walk from the
 //!   fiber out into whoever resumed it.
+//! - `valgrind_request`: a valgrind client request, so that valgrind can be told
+//!   where fiber stacks are (its magic instruction sequence is per CPU).
 //!
 //! To port fibra, add a file beside `x86_64.rs` that provides these items.
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod x86_64;
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-pub(crate) use x86_64::{StackPointer, init_stack, switch};
+pub(crate) use x86_64::{StackPointer, init_stack, switch, valgrind_request};
 
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
 compile_error!("fibra supports x86_64 Linux for now: add an arch/<cpu>.rs beside arch/x86_64.rs");

@@ -144,3 +144,29 @@ unsafe extern "C" fn fiber_start() -> ! {
         ".cfi_endproc",
     )
 }
+
+/// Makes a valgrind client request (`request` and up to five arguments in `args`)
+/// and returns valgrind's answer, or `default` when the program does not run under
+/// valgrind — then the sequence is a few rotates of rdi by 128 bits in all and an
+/// exchange of rbx with itself, which change nothing.
+pub(crate) fn valgrind_request(default: usize, args: &[usize; 6]) -> usize {
+    let answer: usize;
+    // SAFETY: the sequence leaves every register as it found it (rdi rotates by a
+    // full 2 × 64 bits, `xchg rbx, rbx` swaps rbx with itself) except rdx, which
+    // is declared; valgrind, when present, reads `args` (valid for the call) and
+    // writes only rdx.
+    unsafe {
+        asm!(
+            "rol rdi, 3",
+            "rol rdi, 13",
+            "rol rdi, 61",
+            "rol rdi, 51",
+            "xchg rbx, rbx",
+            in("rax") args.as_ptr(),
+            inout("rdx") default => answer,
+            in("rdi") 0usize,
+            options(nostack, preserves_flags),
+        );
+    }
+    answer
+}

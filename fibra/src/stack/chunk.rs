@@ -2,7 +2,7 @@
 //! followed by a usable stack. Slots are carved lazily, so a chunk costs address
 //! space until its stacks are used, and memory only for the pages fibers touch.
 
-use super::{overflow, page_size};
+use super::{overflow, page_size, valgrind};
 use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,6 +23,9 @@ pub(super) struct Chunk {
     carved: usize,
     slots: usize,
     registration: overflow::Registration,
+    /// The ids of the carved stacks, when running under valgrind (see
+    /// [`valgrind`]); empty otherwise.
+    valgrind_stacks: Option<Vec<usize>>,
 }
 
 impl Chunk {
@@ -54,6 +57,7 @@ impl Chunk {
         let base = NonNull::new(base.cast::<u8>()).expect("mmap does not return null on success");
         let registration =
             overflow::Registration::new(base.as_ptr() as usize, len, slot, page_size());
+        let valgrind_stacks = valgrind::running().then(Vec::new);
         Ok(Chunk {
             base,
             len,
@@ -61,6 +65,7 @@ impl Chunk {
             carved: 0,
             slots,
             registration,
+            valgrind_stacks,
         })
     }
 
@@ -77,6 +82,12 @@ impl Chunk {
         }
         self.carved += 1;
         let top = guard.wrapping_add(self.slot);
+        if let Some(ids) = &mut self.valgrind_stacks {
+            ids.push(valgrind::register(
+                guard as usize + page_size(),
+                top as usize,
+            ));
+        }
         Some(Ok(
             NonNull::new(top).expect("a slot's top is above its base")
         ))
@@ -92,6 +103,9 @@ impl Chunk {
 impl Drop for Chunk {
     fn drop(&mut self) {
         self.registration.clear();
+        for id in self.valgrind_stacks.iter().flatten() {
+            valgrind::deregister(*id);
+        }
         // SAFETY: [base, base + len) is the mapping made in `reserve`; the pool
         // drops a chunk only when none of its stacks is in use.
         unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };

@@ -21,6 +21,7 @@
 mod chunk;
 mod overflow;
 mod pool;
+mod valgrind;
 
 use std::io;
 use std::ptr::NonNull;

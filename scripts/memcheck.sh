@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs fibra's tests (unit and behaviour tests, not doc tests) under valgrind
+# memcheck: any invalid access, use of uninitialised memory or definite leak fails
+# the run. Fiber stacks are registered with valgrind (fibra/src/stack/valgrind.rs),
+# so it sees each context switch as a stack switch.
+#
+#   scripts/memcheck.sh            # debug build
+#   scripts/memcheck.sh --release  # optimised build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "memcheck: valgrind is missing (apt-get install valgrind)" >&2; exit 2; }
+
+binaries=$(cargo test -p fibra --tests --no-run --message-format=json "$@" 2>/dev/null |
+  grep -o '"executable":"[^"]*"' | cut -d'"' -f4)
+[ -n "$binaries" ] || { echo "memcheck: no test binaries were built" >&2; exit 2; }
+
+status=0
+for bin in $binaries; do
+  echo "memcheck: $(basename "$bin")"
+  valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
+    "$bin" --test-threads=1 -q || status=1
+done
+[ "$status" = 0 ] && echo "memcheck: no errors" || echo "memcheck: errors found" >&2
+exit "$status"
