@@ -416,3 +416,56 @@ fn fibers_on_many_threads_at_once() {
         (0..4).map(|t| 1000 * (2 * t + 1)).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn transfers_and_resumes_mix_in_any_order() {
+    // Two fibers that, told "t" or "y", either transfer to the other or yield to
+    // whoever resumed the chain, logging every step. Each handle must resume its
+    // fiber exactly where that fiber last stopped, however it got there.
+    type F = Fiber<&'static str, (char, u32), ()>;
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let cells: [Rc<OnceCell<F>>; 2] = [Rc::new(OnceCell::new()), Rc::new(OnceCell::new())];
+    for (me, name) in [(0, 'a'), (1, 'b')] {
+        let other = Rc::downgrade(&cells[1 - me]);
+        let log = log.clone();
+        cells[me]
+            .set(Fiber::new(move |y, mut order: &'static str| {
+                let mut step = 0;
+                loop {
+                    step += 1;
+                    log.borrow_mut().push((name, step, order));
+                    order = match order {
+                        "t" => y
+                            .transfer(other.upgrade().unwrap().get().unwrap(), "y")
+                            .unwrap(),
+                        _ => y.suspend((name, step)),
+                    };
+                }
+            }))
+            .ok();
+    }
+    let (a, b) = (cells[0].get().unwrap(), cells[1].get().unwrap());
+    assert_eq!(a.resume("t").unwrap(), Step::Yield(('b', 1))); // a → b, b yields
+    assert_eq!(b.resume("t").unwrap(), Step::Yield(('a', 2))); // b → a (a resumes its transfer), a yields
+    assert_eq!(a.resume("y").unwrap(), Step::Yield(('a', 3))); // a's own handle, after a transfer
+    assert_eq!(b.resume("y").unwrap(), Step::Yield(('b', 3))); // b resumes in its transfer
+    assert_eq!(a.resume("t").unwrap(), Step::Yield(('b', 4))); // a → b again
+    assert_eq!(a.resume("y").unwrap(), Step::Yield(('a', 5)));
+    assert_eq!(b.resume("y").unwrap(), Step::Yield(('b', 5)));
+    let steps: Vec<(char, u32)> = log.borrow().iter().map(|&(n, s, _)| (n, s)).collect();
+    assert_eq!(
+        steps,
+        [
+            ('a', 1),
+            ('b', 1),
+            ('b', 2),
+            ('a', 2),
+            ('a', 3),
+            ('b', 3),
+            ('a', 4),
+            ('b', 4),
+            ('a', 5),
+            ('b', 5)
+        ]
+    );
+}

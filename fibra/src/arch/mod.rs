@@ -2,14 +2,16 @@
 //!
 //! Each architecture lives in a file of its own and offers the same three items:
 //!
-//! - [`StackPointer`]: the saved stack pointer of a suspended context. Everything
+//! - `StackPointer`: the saved stack pointer of a suspended context. Everything
 //!   else a suspended context needs (its resume address and the callee-saved
 //!   registers that cannot be declared clobbered) is stored on its own stack,
 //!   just below that pointer.
-//! - [`switch`]: save the running context, resume another one, and carry one
-//!   machine word across. It makes no system call and leaves the signal mask alone:
-//!   that is the point of fibra (EXPERIMENTS.md, E2).
-//! - [`init_stack`]: lay out a fresh stack so that the first switch to it calls an
+//! - `switch_call`, `switch_return`, `switch_jump`: save the running context and
+//!   resume another one, carrying one machine word across. A fiber is entered
+//!   with a call and comes back with a return, so the processor's return-address
+//!   predictor follows the switches; a transfer is a jump. None makes a system call
+//!   or touches the signal mask: that is the point of fibra (EXPERIMENTS.md, E2).
+//! - `init_stack`: lay out a fresh stack so that the first switch to it calls an
 //!   entry function, with call-frame information that lets an unwinder walk from the
 //!   fiber out into whoever resumed it.
 //! - `valgrind_request`: a valgrind client request, so that valgrind can be told
@@ -20,12 +22,14 @@
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod x86_64;
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-pub(crate) use x86_64::{StackPointer, init_stack, switch, valgrind_request};
+pub(crate) use x86_64::{
+    StackPointer, init_stack, switch_call, switch_jump, switch_return, valgrind_request,
+};
 
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
 compile_error!("fibra supports x86_64 Linux for now: add an arch/<cpu>.rs beside arch/x86_64.rs");
 
 /// The entry function a fresh stack calls on its first switch: it receives the word
-/// passed to [`switch`] and the `data` pointer given to [`init_stack`], and must never
+/// passed to that switch and the `data` pointer given to `init_stack`, and must never
 /// return (it leaves by switching away for the last time).
 pub(crate) type Entry = unsafe extern "C" fn(message: usize, data: *mut u8) -> !;

@@ -3,8 +3,8 @@
 //! # What a switch saves
 //!
 //! The ABI makes rbx, rbp, r12–r15 and rsp callee-saved, plus the control bits of
-//! MXCSR and the x87 control word. [`switch`] is inline assembly rather than a called
-//! function: it declares r12–r15 and every caller-saved register clobbered, so the
+//! MXCSR and the x87 control word. Each switch is inline assembly rather than a
+//! called function: it declares r12–r15 and every caller-saved register clobbered, so the
 //! compiler saves around the switch only the registers that hold a live value at that
 //! point — often none. rbx and rbp cannot be declared clobbered (LLVM reserves them),
 //! so the switch pushes them itself, together with the resume address.
@@ -28,10 +28,25 @@
 //!   resume address   <- StackPointer
 //! ```
 //!
-//! The switch returns with `pop` + `jmp` rather than `ret`: a `ret` into another
-//! stack always misses in the return-stack buffer, while the indirect jump is
-//! predicted from its own history (EXPERIMENTS.md measured 1.4e8 against 3.4e8
-//! switches/s for a called switch).
+//! # The three switches
+//!
+//! A fiber is entered the way a function is called, and leaves the way it
+//! returns, so that the processor predicts both: [`switch_call`] pushes rbp and
+//! rbx and does `call [to]` — an indirect call through the resume address at the
+//! top of the fiber's stack, which pushes the caller's return address in the
+//! layout above; [`switch_return`] saves the fiber's state and `ret`s on the
+//! caller's stack, which the return-stack buffer predicts because the `call`
+//! pushed it. [`switch_jump`] (a transfer between fibers) jumps through the
+//! target's resume address, so the target returns to the caller that entered the
+//! chain. Every resume point runs the same four instructions (`resume_point!`): it
+//! stores the switcher's stack pointer where rsi says, takes its own stack from
+//! rdx, and pops rbx and rbp.
+//!
+//! On the machines fibra is measured on, a switch that ended in `pop` + `jmp`
+//! everywhere cost 3.2 ns; entering with `call` and leaving with `ret` brought it
+//! to 1.9 ns, and handing the suspended stack pointer back in a register (so that
+//! `Fiber` keeps it and reaches the fiber's stack with one load instead of two)
+//! to 1.1 ns (`fibra-bench e1` measures it against corosensei and the floors).
 
 use super::Entry;
 use core::arch::{asm, naked_asm};
@@ -40,28 +55,91 @@ use core::arch::{asm, naked_asm};
 /// lies at and above it).
 pub(crate) type StackPointer = *mut u8;
 
-/// Suspends the running context, saving its stack pointer in `*save`, and resumes
-/// the context suspended at `to`, handing it `message`. Returns the message passed
-/// by whichever context later switches back to this one.
+/// The code every resume point runs: the switcher left its own stack pointer in
+/// rsp, where to save it in rsi, and this context's saved stack pointer in rdx.
+/// Save the switcher's, step over the resume address, restore rbx and rbp.
+macro_rules! resume_point {
+    () => {
+        concat!(
+            "2:\n",
+            "mov [rsi], rsp\n",
+            "lea rsp, [rdx + 8]\n",
+            "pop rbx\n",
+            "pop rbp\n"
+        )
+    };
+}
+
+/// Runs the context suspended at `to` as a call: `*link` receives this context's
+/// stack pointer, and the context comes back here with [`switch_return`] (or
+/// passes that duty on with [`switch_jump`]). Returns the message it comes back
+/// with, and the stack pointer at which the context that came back is now
+/// suspended (the caller may keep it to resume that context without reading
+/// memory that context just wrote).
 ///
 /// # Safety
 ///
-/// `to` must be a context suspended by `switch` or prepared by [`init_stack`], and
-/// not resumed since; `save` must be valid for a write and stay so until the saved
-/// context is resumed. The caller must make sure that whatever the other context
-/// does with `message` is sound.
+/// `to` must be a context suspended by a switch of this module or prepared by
+/// [`init_stack`], not resumed since; `link` must be writable and read back by
+/// the code that eventually returns here. The caller must make sure that whatever
+/// the other side does with `message` is sound.
 #[inline(always)]
-pub(crate) unsafe fn switch(save: *mut StackPointer, to: StackPointer, message: usize) -> usize {
+pub(crate) unsafe fn switch_call(
+    link: *mut StackPointer,
+    to: StackPointer,
+    message: usize,
+) -> (usize, StackPointer) {
     let received: usize;
-    // SAFETY: the caller guarantees that `to` is a suspended context and `save` is
-    // writable. The block pushes rbp, rbx and the resume address (label 2) on the
-    // current stack, stores the stack pointer in `*save` and jumps into the other
-    // context; when a later switch comes back to label 2, the stack pointer is the
-    // one stored here, so the pops restore rbx and rbp and leave rsp exactly as it
-    // was on entry. Every other register the ABI makes callee-saved, and every
-    // caller-saved one, is declared clobbered, so the compiler keeps nothing in
-    // them across the block. rax is a non-late output so that neither input is
-    // given rax, which the block uses as scratch before reading them.
+    let suspended: StackPointer;
+    // SAFETY: the caller guarantees that `to` is a suspended context, whose resume
+    // address is the word at `to`. The call pushes the return address below rbx
+    // and rbp, which is the layout `switch_return` and the unwind information of
+    // `fiber_start` expect at `*link`; the resume point stores rsp there. When the
+    // other side returns (a `ret` on this stack), rsp is back at the return
+    // address's slot + 8, so the pops restore rbx and rbp and leave rsp as it was,
+    // and rsi holds the returning side's stack pointer. Everything else is
+    // declared clobbered.
+    unsafe {
+        asm!(
+            "push rbp",
+            "push rbx",
+            "call [rdx]",
+            "pop rbx",
+            "pop rbp",
+            inout("rsi") link => suspended,
+            inout("rdx") to => _,
+            inout("rdi") message => received,
+            out("r12") _,
+            out("r13") _,
+            out("r14") _,
+            out("r15") _,
+            clobber_abi("C"),
+        );
+    }
+    (received, suspended)
+}
+
+/// Suspends the running context, saving its stack pointer in `*save` (and
+/// handing it to the caller in rsi), and returns to the context that
+/// [`switch_call`]ed it, whose stack pointer is `link`.
+/// Returns the message passed by whichever context later resumes this one.
+///
+/// # Safety
+///
+/// `link` must be the stack pointer a `switch_call` saved (directly, or copied by
+/// the caller when control was passed on with [`switch_jump`]), and that call must
+/// not have returned yet; `save` must stay writable until this context resumes.
+#[inline(always)]
+pub(crate) unsafe fn switch_return(
+    save: *mut StackPointer,
+    link: StackPointer,
+    message: usize,
+) -> usize {
+    let received: usize;
+    // SAFETY: pushes rbp, rbx and the resume address (label 2) so that the
+    // layout at `*save` is the suspended-context layout; `ret` on the linked
+    // stack pops the return address of the pending `switch_call`, which then
+    // restores its own rbx and rbp. Resuming here goes through the resume point.
     unsafe {
         asm!(
             "push rbp",
@@ -69,14 +147,56 @@ pub(crate) unsafe fn switch(save: *mut StackPointer, to: StackPointer, message: 
             "lea rax, [rip + 2f]",
             "push rax",
             "mov [{save}], rsp",
-            "mov rsp, {to}",
-            "pop rax",
-            "jmp rax",
-            "2:",
-            "pop rbx",
-            "pop rbp",
+            "mov rsi, rsp",
+            "mov rsp, {link}",
+            "ret",
+            resume_point!(),
             save = in(reg) save,
-            to = in(reg) to,
+            link = in(reg) link,
+            inout("rdi") message => received,
+            out("rax") _,
+            out("rsi") _,
+            out("rdx") _,
+            out("r12") _,
+            out("r13") _,
+            out("r14") _,
+            out("r15") _,
+            clobber_abi("C"),
+        );
+    }
+    received
+}
+
+/// Suspends the running context, saving its stack pointer in `*save`, and runs
+/// the context suspended at `to` in its place: a jump, not a call, so `to`
+/// returns to whatever this context would have returned to (the caller copies
+/// the link). Returns the message passed by whichever context later resumes this
+/// one.
+///
+/// # Safety
+///
+/// As for [`switch_call`], and `save` must stay writable until this context
+/// resumes.
+#[inline(always)]
+pub(crate) unsafe fn switch_jump(
+    save: *mut StackPointer,
+    to: StackPointer,
+    message: usize,
+) -> usize {
+    let received: usize;
+    // SAFETY: pushes rbp, rbx and the resume address so that this context is
+    // suspended in the usual layout; the resume point of `to` stores this stack
+    // pointer at `save` (rsi) and takes `to` (rdx) as its stack.
+    unsafe {
+        asm!(
+            "push rbp",
+            "push rbx",
+            "lea rax, [rip + 2f]",
+            "push rax",
+            "jmp [rdx]",
+            resume_point!(),
+            inout("rsi") save => _,
+            inout("rdx") to => _,
             inout("rdi") message => received,
             out("rax") _,
             out("r12") _,
@@ -136,6 +256,8 @@ unsafe extern "C" fn fiber_start() -> ! {
         ".cfi_offset rip, -24",
         ".cfi_offset rbx, -16",
         ".cfi_offset rbp, -8",
+        "mov [rsi], rsp",
+        "lea rsp, [rdx + 8]",
         "mov rsi, [rsp + 8]",
         "call [rsp]",
         // The entry never returns; the trap keeps the return address inside this

@@ -1,12 +1,7 @@
-//! The fiber core: what lies at the top of a fiber's stack, the messages that
-//! cross a switch, and the three ways control moves — into a fiber (`enter`), back
-//! out to its resumer (`leave`) and sideways to another fiber (`pass`).
-//!
-//! A switch carries one word: the address of a message on the sender's stack. The
-//! receiver moves the message out with `ptr::read` before doing anything else, and
-//! the sender keeps it in a `ManuallyDrop`, so every message is moved exactly once
-//! and nothing is copied through the heap. The sender is suspended while the
-//! receiver reads, so the message is still there.
+//! The fiber core: the control block at the top of a fiber's stack, the entry
+//! function that runs the closure, and the three ways control moves — into a
+//! fiber (`enter`, a call), back out to its resumer (`leave`, a return) and
+//! sideways to another fiber (`pass`, a jump).
 //!
 //! Both sides of every switch agree on the message types because a [`Fiber<I, Y, R>`]
 //! and the [`Yielder<I, Y, R>`] its body receives carry the same three types, and
@@ -15,6 +10,7 @@
 //! [`Fiber<I, Y, R>`]: super::Fiber
 //! [`Yielder<I, Y, R>`]: super::Yielder
 
+use super::message::{self, ForcedUnwind, Inbound, Outbound};
 use super::{Status, Yielder};
 use crate::arch::{self, StackPointer};
 use crate::stack::Stack;
@@ -24,30 +20,6 @@ use std::io;
 use std::mem::{self, ManuallyDrop};
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
-
-/// What a resumer sends into a fiber.
-pub(super) enum Inbound<I> {
-    /// Go on (or start) with this value.
-    Resume(I),
-    /// The fiber is being dropped: unwind its stack.
-    Unwind,
-}
-
-/// What a fiber sends back to its resumer.
-pub(super) enum Outbound<Y, R> {
-    Yield(Y),
-    Return(R),
-    Panic(Box<dyn Any + Send>),
-}
-
-/// The panic payload that unwinds a suspended fiber being dropped. It is thrown
-/// with `resume_unwind`, so the panic hook does not print it.
-pub(super) struct ForcedUnwind;
-
-/// Raises [`ForcedUnwind`] in the current fiber.
-pub(super) fn forced_unwind() -> ! {
-    panic::resume_unwind(Box::new(ForcedUnwind))
-}
 
 /// The fiber's control block, at the top of its own stack.
 #[repr(C)]
@@ -59,8 +31,25 @@ pub(super) struct Header {
     /// While the fiber is suspended: its own stack pointer.
     own: Cell<StackPointer>,
     state: Cell<Status>,
-    /// Set when the fiber is being dropped; a suspend after that unwinds again.
-    unwinding: Cell<bool>,
+    /// Cleared when the fiber is entered by a transfer: it will then suspend to a
+    /// resumer that is not its handle's, and the stack pointer its handle keeps
+    /// is out of date (see `Fiber::saved_sp`).
+    handle_sp_current: Cell<bool>,
+}
+
+thread_local! {
+    /// The payload of the panic that just ended a fiber of this thread, between
+    /// the fiber's last switch and its resumer taking it. It is not kept in the
+    /// fiber's header because after a transfer the resumer may not know which
+    /// fiber ended.
+    static PANIC_IN_FLIGHT: Cell<Option<Box<dyn Any + Send>>> = const { Cell::new(None) };
+}
+
+/// The payload of the panic that a fiber just reported with `Outbound::Panicked`.
+pub(super) fn take_panic() -> Box<dyn Any + Send> {
+    PANIC_IN_FLIGHT
+        .take()
+        .expect("a fiber that reports a panic has stored its payload")
 }
 
 /// Room kept below the closure for the entry function's own frames.
@@ -84,8 +73,12 @@ fn closure_below<F>(header: *mut Header) -> *mut F {
 }
 
 /// Writes the header and `body` at the top of `stack` and prepares the stack so
-/// that the first `enter` runs `body`.
-pub(super) fn prepare<F, I, Y, R>(stack: &Stack, body: F) -> io::Result<NonNull<Header>>
+/// that the first `enter` runs `body`. Returns the header and the stack pointer
+/// of the fresh context.
+pub(super) fn prepare<F, I, Y, R>(
+    stack: &Stack,
+    body: F,
+) -> io::Result<(NonNull<Header>, StackPointer)>
 where
     F: FnOnce(&Yielder<I, Y, R>, I) -> R + 'static,
 {
@@ -103,8 +96,8 @@ where
             ),
         ));
     }
-    // SAFETY: `header_below` and `closure_below` place them inside the stack's usable
-    // memory, suitably aligned and not overlapping (checked just above to leave
+    // SAFETY: `header_below` and `closure_below` place them inside the stack's
+    // usable memory, aligned and not overlapping (checked just above to leave
     // room below them); the stack is fresh from the pool, so nothing else uses it.
     // `init_stack` gets a 16-byte-aligned top with the entry room below it.
     unsafe {
@@ -115,16 +108,16 @@ where
             parent: Cell::new(ptr::null_mut()),
             own: Cell::new(sp),
             state: Cell::new(Status::Created),
-            unwinding: Cell::new(false),
+            handle_sp_current: Cell::new(true),
         });
-        Ok(NonNull::new_unchecked(header))
+        Ok((NonNull::new_unchecked(header), sp))
     }
 }
 
 /// The first frame on a fiber's stack (called by the bootstrap frame of
 /// `arch::init_stack`): runs the closure and sends back what it returned or the
 /// panic it raised, then leaves for good.
-unsafe extern "C" fn entry<F, I, Y, R>(message: usize, data: *mut u8) -> !
+unsafe extern "C" fn entry<F, I, Y, R>(word: usize, data: *mut u8) -> !
 where
     F: FnOnce(&Yielder<I, Y, R>, I) -> R + 'static,
 {
@@ -136,33 +129,36 @@ where
         (
             &*header,
             closure_below::<F>(header).read(),
-            ptr::read(message as *const Inbound<I>),
+            message::receive::<Inbound<I>>(word),
         )
     };
     let outcome = match first {
         Inbound::Resume(input) => {
             let yielder = Yielder::new(NonNull::from(header));
-            match panic::catch_unwind(AssertUnwindSafe(move || body(&yielder, input))) {
-                Ok(value) => Outbound::Return(value),
-                Err(payload) => Outbound::Panic(payload),
-            }
+            panic::catch_unwind(AssertUnwindSafe(move || body(&yielder, input)))
         }
         // Dropped before it ever ran: drop the closure, which is all it holds.
-        Inbound::Unwind => match panic::catch_unwind(AssertUnwindSafe(move || drop(body))) {
-            Ok(()) => Outbound::Panic(Box::new(ForcedUnwind)),
-            Err(payload) => Outbound::Panic(payload),
-        },
+        Inbound::Unwind => panic::catch_unwind(AssertUnwindSafe(move || drop(body)))
+            .and_then(|()| Err(Box::new(ForcedUnwind) as _)),
+    };
+    let outcome = match outcome {
+        Ok(value) => Outbound::<Y, R>::Return(value),
+        Err(payload) => {
+            PANIC_IN_FLIGHT.set(Some(payload));
+            Outbound::Panicked
+        }
     };
     header.state.set(Status::Dead);
     let outcome = ManuallyDrop::new(outcome);
-    // SAFETY: the parent is the context that entered this fiber, suspended in
-    // `enter`, which reads the `Outbound<Y, R>` sent here. Nothing resumes a dead
-    // fiber (every way in checks the state), so the switch never returns.
+    // SAFETY: the parent is the context that entered this fiber (or the one that
+    // entered the fiber that transferred here), suspended in `enter` and reading
+    // an `Outbound<Y, R>`. Nothing resumes a dead fiber (every way in checks the
+    // state), so the switch never returns.
     unsafe {
-        arch::switch(
+        arch::switch_return(
             header.own.as_ptr(),
             header.parent.get(),
-            &*outcome as *const Outbound<Y, R> as usize,
+            message::send(&outcome),
         );
     }
     unreachable_abort()
@@ -178,36 +174,41 @@ impl Header {
         self.state.get()
     }
 
-    pub(super) fn is_unwinding(&self) -> bool {
-        self.unwinding.get()
+    /// The fiber's stack pointer while it is suspended; always current. The
+    /// handle that reads it keeps it from then on, so its copy is current again.
+    pub(super) fn own_for_handle(&self) -> StackPointer {
+        self.handle_sp_current.set(true);
+        self.own.get()
     }
 
-    pub(super) fn set_unwinding(&self) {
-        self.unwinding.set(true);
+    /// Whether the stack pointer the fiber's handle keeps is current.
+    pub(super) fn handle_sp_current(&self) -> bool {
+        self.handle_sp_current.get()
     }
 
-    /// Runs this fiber from the current context until it suspends, returns or
-    /// panics, and returns what it sent back (or what the fiber it transferred to
-    /// sent back).
+    /// Runs this fiber, suspended at `sp`, from the current context until it
+    /// suspends, returns or panics. Returns what came back (from this fiber, or
+    /// from the fiber it transferred to) and the stack pointer at which the fiber
+    /// that came back is now suspended.
     ///
     /// # Safety
     ///
-    /// The fiber must be `Created` or `Suspended`, and `I`, `Y`, `R` must be the
-    /// types it was prepared with.
-    pub(super) unsafe fn enter<I, Y, R>(&self, message: Inbound<I>) -> Outbound<Y, R> {
+    /// The fiber must be `Created` or `Suspended` at `sp`, and `I`, `Y`, `R` must
+    /// be the types it was prepared with.
+    pub(super) unsafe fn enter<I, Y, R>(
+        &self,
+        sp: StackPointer,
+        message: Inbound<I>,
+    ) -> (Outbound<Y, R>, StackPointer) {
         self.state.set(Status::Running);
         let message = ManuallyDrop::new(message);
-        // SAFETY: a Created or Suspended fiber's `own` is a suspended context; the
-        // resumer's stack pointer is saved in `parent`, where the fiber's `leave`
-        // (or the final switch of `entry`) finds it. The reply is an
-        // `Outbound<Y, R>` on the other stack, moved out at once.
+        // SAFETY: the fiber is suspended at `sp`; the resumer's stack pointer is
+        // saved in `parent`, where the fiber's `leave` (or the final switch of
+        // `entry`) finds it. The reply is an `Outbound<Y, R>` (same types).
         unsafe {
-            let reply = arch::switch(
-                self.parent.as_ptr(),
-                self.own.get(),
-                &*message as *const Inbound<I> as usize,
-            );
-            ptr::read(reply as *const Outbound<Y, R>)
+            let (reply, suspended) =
+                arch::switch_call(self.parent.as_ptr(), sp, message::send(&message));
+            (message::receive(reply), suspended)
         }
     }
 
@@ -221,16 +222,16 @@ impl Header {
     pub(super) unsafe fn leave<I, Y, R>(&self, message: Outbound<Y, R>) -> Inbound<I> {
         self.state.set(Status::Suspended);
         let message = ManuallyDrop::new(message);
-        // SAFETY: the fiber runs, so `parent` holds the suspended resumer, which
-        // reads an `Outbound<Y, R>`; whoever switches back here sends an
-        // `Inbound<I>`.
+        // SAFETY: the fiber runs, so `parent` holds the resumer, suspended in
+        // `enter` and reading an `Outbound<Y, R>`; whoever switches back here
+        // sends an `Inbound<I>`.
         unsafe {
-            let got = arch::switch(
+            let got = arch::switch_return(
                 self.own.as_ptr(),
                 self.parent.get(),
-                &*message as *const Outbound<Y, R> as usize,
+                message::send(&message),
             );
-            ptr::read(got as *const Inbound<I>)
+            message::receive(got)
         }
     }
 
@@ -244,6 +245,7 @@ impl Header {
     /// another fiber, `Created` or `Suspended`, prepared with the same types.
     pub(super) unsafe fn pass<I>(&self, target: &Header, message: Inbound<I>) -> Inbound<I> {
         target.parent.set(self.parent.get());
+        target.handle_sp_current.set(false);
         self.state.set(Status::Suspended);
         target.state.set(Status::Running);
         let message = ManuallyDrop::new(message);
@@ -251,12 +253,9 @@ impl Header {
         // (same types); it returns to the resumer this fiber had, which is
         // suspended in `enter` and expects the shared `Outbound` type.
         unsafe {
-            let got = arch::switch(
-                self.own.as_ptr(),
-                target.own.get(),
-                &*message as *const Inbound<I> as usize,
-            );
-            ptr::read(got as *const Inbound<I>)
+            let got =
+                arch::switch_jump(self.own.as_ptr(), target.own.get(), message::send(&message));
+            message::receive(got)
         }
     }
 }

@@ -65,7 +65,7 @@
 //! - Dropping a suspended fiber unwinds its stack, so the destructors of
 //!   everything on it run, as if the pending `suspend` had panicked (the unwinding
 //!   is silent: no panic message). A fiber that catches that unwind and suspends
-//!   again is unwound again. Dropping a running fiber (possible only by dropping
+//!   again is unwound again, until it ends: its stack is not reused before. Dropping a running fiber (possible only by dropping
 //!   the last `Rc` of a fiber from inside it) aborts the process with a message:
 //!   its stack is in use and can neither be freed nor unwound.
 //! - A stack overflow inside a fiber hits a guard page and aborts the process with
@@ -82,14 +82,18 @@
 
 mod context;
 mod error;
+mod message;
 mod yielder;
 
 pub use crate::stack::{DEFAULT_STACK_SIZE, MIN_STACK_SIZE};
 pub use error::FiberError;
 pub use yielder::Yielder;
 
+use crate::arch::StackPointer;
 use crate::stack::Stack;
-use context::{ForcedUnwind, Header, Inbound, Outbound};
+use context::Header;
+use message::{ForcedUnwind, Inbound, Outbound};
+use std::cell::Cell;
 use std::fmt;
 use std::io;
 use std::marker::PhantomData;
@@ -145,9 +149,14 @@ pub enum Status {
 /// be shared (for example in an `Rc`) between fibers that transfer to each other.
 pub struct Fiber<I = (), Y = (), R = ()> {
     header: NonNull<Header>,
+    /// Where the fiber is suspended, kept here as well as in its header so that
+    /// `resume` reaches the fiber's stack with one load instead of two (the
+    /// difference is a third of the cost of a switch). Current unless the header
+    /// says otherwise (see `saved_sp`).
+    sp: Cell<StackPointer>,
     // Dropped after `Drop::drop` has unwound the fiber: the stack goes back to
     // this thread's pool.
-    _stack: Stack,
+    stack: Stack,
     // Invariant in the three types, and neither Send nor Sync (module docs).
     _types: PhantomData<*mut (I, Y, R)>,
 }
@@ -186,13 +195,47 @@ impl<I, Y, R> Fiber<I, Y, R> {
             Status::Running => return Err(FiberError::Running),
             Status::Dead => return Err(FiberError::Dead),
         }
-        // SAFETY: the fiber is Created or Suspended and was prepared with these
-        // types (they are this value's own type parameters).
-        match unsafe { header.enter::<I, Y, R>(Inbound::Resume(input)) } {
+        match self.run(Inbound::Resume(input)) {
             Outbound::Yield(value) => Ok(Step::Yield(value)),
             Outbound::Return(value) => Ok(Step::Return(value)),
-            Outbound::Panic(payload) => panic::resume_unwind(payload),
+            Outbound::Panicked => panic::resume_unwind(context::take_panic()),
         }
+    }
+
+    /// Enters the fiber, which must be Created or Suspended, and keeps the stack
+    /// pointer it comes back suspended at.
+    fn run(&self, message: Inbound<I>) -> Outbound<Y, R> {
+        // SAFETY: the callers checked that the fiber is Created or Suspended, at
+        // `saved_sp`; it was prepared with these types (this value's own).
+        let (outcome, suspended) =
+            unsafe { self.header().enter::<I, Y, R>(self.saved_sp(), message) };
+        // The stack pointer that came back is this fiber's if it lies on this
+        // fiber's stack; otherwise the fiber transferred away and another one
+        // came back, and this fiber's is in its header.
+        let bottom = self.stack.top() as usize - self.stack.size();
+        if (suspended as usize).wrapping_sub(bottom) < self.stack.size() {
+            self.sp.set(suspended);
+        } else {
+            self.sp.set(self.header_sp());
+        }
+        outcome
+    }
+
+    /// Where the fiber is suspended. A branch rather than a data dependency on the
+    /// header: the processor goes on with the kept value while it checks.
+    #[inline(always)]
+    fn saved_sp(&self) -> StackPointer {
+        if self.header().handle_sp_current() {
+            self.sp.get()
+        } else {
+            self.header_sp()
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn header_sp(&self) -> StackPointer {
+        self.header().own_for_handle()
     }
 
     /// Where the fiber is in its life.
@@ -225,19 +268,25 @@ impl<I, Y, R> Drop for Fiber<I, Y, R> {
                 );
                 std::process::abort();
             }
-            Status::Created | Status::Suspended => {
-                header.set_unwinding();
-                // SAFETY: the fiber is Created or Suspended and was prepared with
-                // these types.
-                match unsafe { header.enter::<I, Y, R>(Inbound::Unwind) } {
-                    Outbound::Panic(payload) if payload.is::<ForcedUnwind>() => {}
-                    // A destructor on the fiber's stack panicked, or the body caught
-                    // the unwind and panicked anew: that panic continues here.
-                    Outbound::Panic(payload) => panic::resume_unwind(payload),
+            Status::Created | Status::Suspended => loop {
+                match self.run(Inbound::Unwind) {
+                    Outbound::Panicked => {
+                        let payload = context::take_panic();
+                        // A destructor on the fiber's stack panicked, or the body
+                        // caught the unwind and panicked anew: that panic
+                        // continues here.
+                        if !payload.is::<ForcedUnwind>() {
+                            panic::resume_unwind(payload);
+                        }
+                        break;
+                    }
                     // The body caught the unwind and returned.
-                    Outbound::Return(_) | Outbound::Yield(_) => {}
+                    Outbound::Return(_) => break,
+                    // The body caught the unwind and suspended again: unwind
+                    // again. Its stack may not be reused before it has ended.
+                    Outbound::Yield(_) => {}
                 }
-            }
+            },
         }
     }
 }
@@ -301,10 +350,11 @@ impl Builder {
         F: FnOnce(&Yielder<I, Y, R>, I) -> R + 'static,
     {
         let stack = Stack::new(self.stack_size)?;
-        let header = context::prepare(&stack, body)?;
+        let (header, sp) = context::prepare(&stack, body)?;
         Ok(Fiber {
             header,
-            _stack: stack,
+            sp: Cell::new(sp),
+            stack,
             _types: PhantomData,
         })
     }

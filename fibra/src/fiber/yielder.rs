@@ -1,6 +1,7 @@
 //! The running fiber's side: suspend to the resumer, or transfer to another fiber.
 
-use super::context::{Header, Inbound, Outbound, forced_unwind};
+use super::context::Header;
+use super::message::{Inbound, Outbound, forced_unwind};
 use super::{Fiber, FiberError, Status};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -36,13 +37,9 @@ impl<I, Y, R> Yielder<I, Y, R> {
     /// If the fiber is dropped while suspended here, this call unwinds instead of
     /// returning, so that the destructors of the fiber's stack run.
     pub fn suspend(&self, value: Y) -> I {
-        let header = self.header();
-        if header.is_unwinding() {
-            forced_unwind();
-        }
         // SAFETY: we are on this fiber's stack while it runs (a yielder never
         // leaves its fiber), and the types are the fiber's own.
-        match unsafe { header.leave::<I, Y, R>(Outbound::Yield(value)) } {
+        match unsafe { self.header().leave::<I, Y, R>(Outbound::Yield(value)) } {
             Inbound::Resume(input) => input,
             Inbound::Unwind => forced_unwind(),
         }
@@ -65,9 +62,6 @@ impl<I, Y, R> Yielder<I, Y, R> {
             Status::Created | Status::Suspended => {}
             Status::Running => return Err(FiberError::Running),
             Status::Dead => return Err(FiberError::Dead),
-        }
-        if header.is_unwinding() {
-            forced_unwind();
         }
         // SAFETY: we are on this fiber's stack while it runs; `target` is another
         // fiber (this one is Running, `target` is not), Created or Suspended, of
