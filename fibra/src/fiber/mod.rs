@@ -79,6 +79,11 @@
 //! the fiber to another thread would move those values too, unchecked by the
 //! compiler, which cannot see into a suspended stack. So a fiber never changes
 //! thread, and the types say so. Ractors are how work moves between threads.
+//!
+//! ```compile_fail
+//! let fiber: fibra::Fiber = fibra::Fiber::new(|_, ()| ());
+//! std::thread::spawn(move || fiber.resume(())); // error: `Fiber` cannot be sent between threads
+//! ```
 
 mod context;
 mod error;

@@ -1,0 +1,3 @@
+module fibra-peers/e1
+
+go 1.21
