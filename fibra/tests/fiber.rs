@@ -469,3 +469,29 @@ fn transfers_and_resumes_mix_in_any_order() {
         ]
     );
 }
+
+#[test]
+fn suspending_through_the_handle_only_works_from_inside() {
+    let cell: Rc<OnceCell<Fiber<u32, u32, u32>>> = Rc::new(OnceCell::new());
+    let inner = Rc::downgrade(&cell);
+    cell.set(Fiber::new(move |_, n: u32| {
+        let this = inner.upgrade().unwrap();
+        let this = this.get().unwrap();
+        // From a fiber nested inside it: refused, nothing suspends.
+        let nested: Fiber<(), (), Result<u32, FiberError>> = Fiber::new({
+            let inner = inner.clone();
+            move |_, ()| inner.upgrade().unwrap().get().unwrap().suspend(0)
+        });
+        assert_eq!(
+            nested.resume(()).unwrap(),
+            Step::Return(Err(FiberError::NotInside))
+        );
+        let m = this.suspend(n + 1).unwrap();
+        m * 10
+    }))
+    .ok();
+    let fiber = cell.get().unwrap();
+    assert_eq!(fiber.suspend(1), Err(FiberError::NotInside));
+    assert_eq!(fiber.resume(1).unwrap(), Step::Yield(2));
+    assert_eq!(fiber.resume(4).unwrap(), Step::Return(40));
+}

@@ -15,6 +15,9 @@ pub enum FiberError {
     /// is running now (Ruby: "attempt to resume the current fiber"; Lua: "cannot
     /// resume non-suspended coroutine").
     Running,
+    /// [`Fiber::suspend`](super::Fiber::suspend) was called from outside the
+    /// fiber, or from another fiber that it resumed.
+    NotInside,
 }
 
 impl fmt::Display for FiberError {
@@ -23,6 +26,9 @@ impl fmt::Display for FiberError {
             FiberError::Dead => "cannot resume a dead fiber: it has returned or panicked",
             FiberError::Running => {
                 "cannot resume a running fiber: it is the current fiber or is waiting on it"
+            }
+            FiberError::NotInside => {
+                "a fiber can only be suspended from code running on its own stack"
             }
         })
     }

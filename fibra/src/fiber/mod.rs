@@ -243,6 +243,44 @@ impl<I, Y, R> Fiber<I, Y, R> {
         self.header().own_for_handle()
     }
 
+    /// Suspends this fiber from inside it, like [`Yielder::suspend`], for code
+    /// that holds the fiber's handle but not its yielder (a scheduler that parks
+    /// the green thread it is running, for example).
+    ///
+    /// # Errors
+    ///
+    /// [`FiberError::NotInside`] unless the caller runs on this fiber's own stack
+    /// — not from outside it, and not from another fiber it resumed. Nothing is
+    /// suspended and `value` is dropped.
+    ///
+    /// ```
+    /// use fibra::{Fiber, FiberError, Step};
+    /// use std::{cell::OnceCell, rc::Rc};
+    ///
+    /// let cell: Rc<OnceCell<Fiber<(), u8, ()>>> = Rc::new(OnceCell::new());
+    /// let inner = Rc::downgrade(&cell);
+    /// cell.set(Fiber::new(move |_, ()| {
+    ///     let this = inner.upgrade().unwrap();
+    ///     this.get().unwrap().suspend(7).unwrap();
+    /// }))
+    /// .ok();
+    /// let fiber = cell.get().unwrap();
+    /// assert_eq!(fiber.resume(()).unwrap(), Step::Yield(7));
+    /// assert_eq!(fiber.suspend(8), Err(FiberError::NotInside)); // not from outside
+    /// ```
+    pub fn suspend(&self, value: Y) -> Result<I, FiberError> {
+        // A local's address is on the stack the caller runs on. If that is this
+        // fiber's stack, this fiber is the innermost running context: a fiber it
+        // resumed would run on a stack of its own.
+        let marker = 0u8;
+        let here = std::hint::black_box(&marker) as *const u8 as usize;
+        let top = self.stack.top() as usize;
+        if self.status() != Status::Running || !(top - self.stack.size()..top).contains(&here) {
+            return Err(FiberError::NotInside);
+        }
+        Ok(Yielder::<I, Y, R>::new(self.header).suspend(value))
+    }
+
     /// Where the fiber is in its life.
     pub fn status(&self) -> Status {
         self.header().state()
