@@ -1,0 +1,77 @@
+//! The registry of experiments. Each experiment is one module that measures fibra
+//! and its peers and hands back a [`Section`]: tables for the terminal, records
+//! for `--json`, and the peers it could not find.
+
+mod e1;
+mod e2;
+
+use crate::ctx::Ctx;
+use crate::peers::Missing;
+use crate::record::Record;
+use crate::report::Table;
+use std::fmt;
+
+/// One experiment of EXPERIMENTS.md.
+pub struct Experiment {
+    /// The command-line name, e.g. `e1`.
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Whether it runs when no experiment is named.
+    pub default: bool,
+    pub run: fn(&Ctx) -> Section,
+    /// A program the experiment runs in a process of its own (under `strace`, or
+    /// to measure a whole process), started as `fibra-bench --child <name> ARGS…`.
+    pub child: Option<Child>,
+}
+
+/// An experiment's child program: takes its arguments, prints its figures.
+pub type Child = fn(&[String]) -> Result<(), String>;
+
+/// Every experiment, in the order they run.
+pub static EXPERIMENTS: &[Experiment] = &[e1::EXPERIMENT, e2::EXPERIMENT];
+
+/// The experiment called `name`.
+pub fn find(name: &str) -> Option<&'static Experiment> {
+    EXPERIMENTS.iter().find(|e| e.name == name)
+}
+
+/// What one experiment reports.
+#[derive(Default)]
+pub struct Section {
+    pub tables: Vec<Table>,
+    pub records: Vec<Record>,
+    pub missing: Vec<Missing>,
+}
+
+impl fmt::Display for Section {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, table) in self.tables.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{table}")?;
+        }
+        if !self.missing.is_empty() {
+            let names: Vec<String> = self.missing.iter().map(Missing::to_string).collect();
+            writeln!(f, "\nmissing: {}", names.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique() {
+        for (i, e) in EXPERIMENTS.iter().enumerate() {
+            assert!(
+                EXPERIMENTS[i + 1..].iter().all(|o| o.name != e.name),
+                "{}",
+                e.name
+            );
+            assert!(std::ptr::eq(find(e.name).unwrap(), e));
+        }
+    }
+}

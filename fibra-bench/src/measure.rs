@@ -1,0 +1,159 @@
+//! The result of measuring one runtime once, and the best-of-N rule.
+
+use std::fmt;
+use std::time::Duration;
+
+/// `count` events (switches, spawns, messages…) that took `ns` nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timed {
+    pub count: u64,
+    pub ns: u64,
+}
+
+impl Timed {
+    /// `count` events measured in-process over `elapsed`.
+    pub fn new(count: u64, elapsed: Duration) -> Self {
+        Timed {
+            count,
+            // u64 nanoseconds last 584 years.
+            ns: elapsed.as_nanos() as u64,
+        }
+    }
+
+    /// Events per second.
+    pub fn per_sec(self) -> f64 {
+        self.count as f64 * 1e9 / self.ns.max(1) as f64
+    }
+
+    /// Nanoseconds per event.
+    pub fn ns_each(self) -> f64 {
+        self.ns as f64 / self.count.max(1) as f64
+    }
+}
+
+/// What one measurement of one runtime produced. A runtime that is not installed
+/// never gets this far: it is reported as missing instead.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome<T> {
+    Measured(T),
+    /// The runtime has no such variant (Lua has no symmetric transfer).
+    NotApplicable,
+    /// Crashed, timed out, failed to build, or printed something unparseable;
+    /// the text says which, for the table cell.
+    Failed(String),
+}
+
+impl<T> Outcome<T> {
+    /// Turns a `Result` whose error explains the failure into an outcome.
+    pub fn from_result<E: fmt::Display>(result: Result<T, E>) -> Self {
+        match result {
+            Ok(value) => Outcome::Measured(value),
+            Err(e) => Outcome::Failed(e.to_string()),
+        }
+    }
+}
+
+/// How large the runs of one runtime are. Runtimes differ by four orders of
+/// magnitude in speed (JRuby fibers against an assembly switch), so no single
+/// size suits them all: a first, uncounted run of `first` units finds the
+/// runtime's speed, and each later run is scaled from the one before to take
+/// about `target`, but never to less than 1/100 of `first`.
+#[derive(Clone, Copy, Debug)]
+pub struct Sizing {
+    pub first: u64,
+    pub target: Duration,
+}
+
+impl Sizing {
+    /// The size that should take `target`, given that `n` units took `ns`.
+    fn next(self, n: u64, ns: u64) -> u64 {
+        let scaled = n as f64 * self.target.as_nanos() as f64 / ns.max(1) as f64;
+        (scaled as u64).max(self.first / 100).max(1)
+    }
+}
+
+/// Makes a sizing run and then `runs` measured runs, sized by `sizing` (`measure`
+/// gets the size), and keeps the fastest measured run (least ns per event).
+///
+/// The sizing run is not counted: it is short, so it would favour runtimes
+/// lucky enough to dodge an interrupt in it, and it warms caches and JITs up for
+/// the runs that count. Measuring stops at the first run that does not produce a
+/// figure, since repeating a crash only costs time.
+pub fn best_of(
+    runs: usize,
+    sizing: Sizing,
+    mut measure: impl FnMut(u64) -> Outcome<Timed>,
+) -> Outcome<Timed> {
+    let mut n = match measure(sizing.first) {
+        Outcome::Measured(t) => sizing.next(sizing.first, t.ns),
+        other => return other,
+    };
+    let mut best: Option<Timed> = None;
+    for _ in 0..runs {
+        match measure(n) {
+            Outcome::Measured(t) => {
+                if best.is_none_or(|b| t.ns_each() < b.ns_each()) {
+                    best = Some(t);
+                }
+                n = sizing.next(n, t.ns);
+            }
+            other => return other,
+        }
+    }
+    best.map_or(Outcome::Failed("no runs".into()), Outcome::Measured)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SIZING: Sizing = Sizing {
+        first: 10,
+        target: Duration::from_micros(1),
+    };
+
+    #[test]
+    fn best_of_keeps_the_fastest_counted_run() {
+        // The sizing run (50 ns) is the fastest, but it does not count.
+        let mut runs = [50, 300, 100, 200].into_iter();
+        let best = best_of(3, SIZING, |_| {
+            Outcome::Measured(Timed {
+                count: 10,
+                ns: runs.next().unwrap(),
+            })
+        });
+        assert_eq!(best, Outcome::Measured(Timed { count: 10, ns: 100 }));
+        assert_eq!(runs.next(), None);
+    }
+
+    #[test]
+    fn runs_are_sized_to_the_target() {
+        let mut sizes = Vec::new();
+        best_of(3, SIZING, |n| {
+            sizes.push(n);
+            Outcome::Measured(Timed { count: n, ns: n })
+        });
+        assert_eq!(sizes, [10, 1000, 1000, 1000]);
+        assert_eq!(SIZING.next(1000, 100_000), 10, "scaled down");
+        assert_eq!(SIZING.next(1000, 100_000_000), 1, "at most 100 times down");
+        assert_eq!(SIZING.next(10, 0), 10_000, "a run too short to time");
+    }
+
+    #[test]
+    fn best_of_stops_at_a_failure() {
+        let mut calls = 0;
+        let best = best_of(3, SIZING, |_| {
+            calls += 1;
+            Outcome::Failed("crashed".into())
+        });
+        assert_eq!(best, Outcome::Failed("crashed".into()));
+        assert_eq!(calls, 1);
+    }
+
+    #[test]
+    fn rates() {
+        let t = Timed { count: 4, ns: 2 };
+        assert_eq!(t.per_sec(), 2e9);
+        assert_eq!(t.ns_each(), 0.5);
+    }
+}
