@@ -8,7 +8,15 @@
 #   scripts/memcheck.sh --release  # optimised build
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v valgrind >/dev/null || { echo "memcheck: valgrind is missing (apt-get install valgrind)" >&2; exit 2; }
+if ! command -v valgrind >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "memcheck: installing valgrind"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null
+  else
+    echo "memcheck: valgrind is missing (apt-get install valgrind)" >&2
+    exit 2
+  fi
+fi
 
 binaries=$(cargo test -p fibra --tests --no-run --message-format=json "$@" 2>/dev/null |
   grep -o '"executable":"[^"]*"' | cut -d'"' -f4)
