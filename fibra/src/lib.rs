@@ -40,9 +40,15 @@
 //! lives in those first three and says why it holds.
 
 mod arch;
+mod blocking;
 pub mod fiber;
 pub mod generator;
+pub mod net;
+pub mod runtime;
 mod stack;
+pub mod time;
 
+pub use blocking::blocking;
 pub use fiber::{Fiber, FiberError, Step, Yielder};
 pub use generator::Generator;
+pub use runtime::{JoinHandle, run, spawn};

@@ -1,0 +1,136 @@
+//! Running blocking code without blocking the other green threads: a pool of
+//! OS threads takes the work, and only the green thread that asked parks.
+
+use crate::runtime::{self, scheduler};
+use std::collections::VecDeque;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::thread;
+use std::time::Duration;
+
+/// The most OS threads the pool runs at once; more work waits in its queue.
+const MAX_THREADS: usize = 512;
+/// How long an idle pool thread waits for work before it exits.
+const IDLE: Duration = Duration::from_secs(10);
+
+/// Runs `f` on a pool of OS threads and parks the calling green thread until it
+/// is done; the runtime's other green threads run meanwhile. This is how to
+/// call what fibra cannot make non-blocking: file systems, DNS, C libraries,
+/// database drivers, long computations.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// fibra::run(|| {
+///     let ticker = fibra::spawn(|| {
+///         for _ in 0..5 {
+///             fibra::time::sleep(Duration::from_millis(1));
+///         }
+///     });
+///     // Blocks an OS thread of the pool, not this runtime's.
+///     let text = fibra::blocking(|| {
+///         std::thread::sleep(Duration::from_millis(20));
+///         "done".to_string()
+///     });
+///     assert_eq!(text, "done");
+///     ticker.join().unwrap();
+/// });
+/// ```
+///
+/// Outside a runtime, `f` simply runs on the calling thread. If `f` panics, the
+/// panic continues in the caller. If the calling green thread is cancelled while
+/// it waits, `f` still runs to its end on the pool and its result is dropped.
+pub fn blocking<F, T>(f: F) -> T
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let Some(scheduler) = scheduler::try_current() else {
+        return f();
+    };
+    let slot: Arc<Mutex<Option<thread::Result<T>>>> = Arc::new(Mutex::new(None));
+    let unparker = runtime::current().unparker();
+    let filled = slot.clone();
+    pool().submit(Box::new(move || {
+        let outcome = panic::catch_unwind(AssertUnwindSafe(f));
+        *filled.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
+        unparker.unpark();
+    }));
+    loop {
+        if let Some(outcome) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            return outcome.unwrap_or_else(|payload| panic::resume_unwind(payload));
+        }
+        scheduler.park();
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+struct Pool {
+    state: Mutex<PoolState>,
+    work: Condvar,
+}
+
+#[derive(Default)]
+struct PoolState {
+    queue: VecDeque<Job>,
+    threads: usize,
+    idle: usize,
+}
+
+fn pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(|| Pool {
+        state: Mutex::new(PoolState::default()),
+        work: Condvar::new(),
+    })
+}
+
+impl Pool {
+    fn submit(&'static self, job: Job) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.queue.push_back(job);
+        if state.idle > 0 {
+            self.work.notify_one();
+            return;
+        }
+        if state.threads < MAX_THREADS {
+            state.threads += 1;
+            let spawned = thread::Builder::new()
+                .name("fibra-blocking".into())
+                .spawn(move || self.serve());
+            if spawned.is_err() {
+                // No new thread: the queued job waits for a running one.
+                state.threads -= 1;
+                assert!(
+                    state.threads > 0,
+                    "fibra: cannot start a thread for blocking work"
+                );
+            }
+        }
+    }
+
+    /// A pool thread's life: take jobs until idle for too long.
+    fn serve(&self) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(job) = state.queue.pop_front() {
+                drop(state);
+                job();
+                state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+                continue;
+            }
+            state.idle += 1;
+            let (next, waited) = self
+                .work
+                .wait_timeout(state, IDLE)
+                .unwrap_or_else(PoisonError::into_inner);
+            state = next;
+            state.idle -= 1;
+            if waited.timed_out() && state.queue.is_empty() {
+                state.threads -= 1;
+                return;
+            }
+        }
+    }
+}

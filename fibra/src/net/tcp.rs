@@ -1,0 +1,248 @@
+//! TCP for green threads: a listener and a stream whose blocking operations
+//! park only the calling green thread.
+
+use super::registration::Registration;
+use crate::runtime::reactor::Direction;
+use std::fmt;
+use std::io::{self, IoSlice, IoSliceMut, Read, Write};
+use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
+
+/// Calls `op` with each address `addrs` resolves to, until one succeeds;
+/// returns the last error otherwise (or an `InvalidInput` one if there was no
+/// address at all).
+pub(super) fn each_addr<T>(
+    addrs: impl ToSocketAddrs,
+    mut op: impl FnMut(SocketAddr) -> io::Result<T>,
+) -> io::Result<T> {
+    let mut last = None;
+    for addr in addrs.to_socket_addrs()? {
+        match op(addr) {
+            Ok(value) => return Ok(value),
+            Err(err) => last = Some(err),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to use")))
+}
+
+/// A TCP server socket (like [`std::net::TcpListener`]) whose `accept` parks
+/// only the calling green thread.
+///
+/// ```
+/// use fibra::net::{TcpListener, TcpStream};
+/// use std::io::{Read, Write};
+///
+/// fibra::run(|| {
+///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+///     let addr = listener.local_addr().unwrap();
+///     let server = fibra::spawn(move || {
+///         let (mut conn, _) = listener.accept().unwrap();
+///         let mut buf = [0; 5];
+///         conn.read_exact(&mut buf).unwrap();
+///         conn.write_all(&buf).unwrap(); // echo
+///     });
+///     let mut client = TcpStream::connect(addr).unwrap();
+///     client.write_all(b"hello").unwrap();
+///     let mut back = [0; 5];
+///     client.read_exact(&mut back).unwrap();
+///     assert_eq!(&back, b"hello");
+///     server.join().unwrap();
+/// });
+/// ```
+pub struct TcpListener {
+    inner: Registration<mio::net::TcpListener>,
+}
+
+impl TcpListener {
+    /// Binds to the first of `addr`'s addresses that works.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime (as every constructor of this module).
+    pub fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
+        each_addr(addr, |addr| {
+            TcpListener::from_mio(mio::net::TcpListener::bind(addr)?)
+        })
+    }
+
+    /// Takes over a listener made with `std` (for example one handed over from
+    /// another OS thread), making it non-blocking.
+    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        listener.set_nonblocking(true)?;
+        TcpListener::from_mio(mio::net::TcpListener::from_std(listener))
+    }
+
+    fn from_mio(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
+        Ok(TcpListener {
+            inner: Registration::new(listener)?,
+        })
+    }
+
+    /// Waits for a connection and returns it with the peer's address.
+    pub fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        let (stream, addr) = self.inner.io(Direction::Read, |l| l.accept())?;
+        Ok((TcpStream::from_mio(stream)?, addr))
+    }
+
+    /// An endless iterator of accepted connections (as
+    /// [`std::net::TcpListener::incoming`]).
+    pub fn incoming(&self) -> impl Iterator<Item = io::Result<TcpStream>> + '_ {
+        std::iter::repeat_with(move || self.accept().map(|(stream, _)| stream))
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.source().local_addr()
+    }
+
+    /// The pending error on the socket, if any (clearing it).
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.inner.source().take_error()
+    }
+}
+
+impl fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpListener")
+            .field("local_addr", &self.local_addr().ok())
+            .finish()
+    }
+}
+
+/// A TCP connection (like [`std::net::TcpStream`]) whose reads, writes and
+/// connect park only the calling green thread. It implements [`Read`] and
+/// [`Write`], also through a shared reference, so that one green thread can read
+/// while another writes.
+pub struct TcpStream {
+    inner: Registration<mio::net::TcpStream>,
+}
+
+impl TcpStream {
+    /// Connects to the first of `addr`'s addresses that accepts.
+    ///
+    /// # Errors
+    ///
+    /// The connection error, for example `ConnectionRefused`.
+    pub fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
+        each_addr(addr, |addr| {
+            let stream = TcpStream::from_mio(mio::net::TcpStream::connect(addr)?)?;
+            // The connection is made (or has failed) when the socket becomes
+            // writable; until then `peer_addr` says "not connected".
+            stream.inner.io(Direction::Write, |s| {
+                if let Some(err) = s.take_error()? {
+                    return Err(err);
+                }
+                match s.peer_addr() {
+                    Ok(_) => Ok(()),
+                    Err(err) if err.kind() == io::ErrorKind::NotConnected => {
+                        Err(io::ErrorKind::WouldBlock.into())
+                    }
+                    Err(err) => Err(err),
+                }
+            })?;
+            Ok(stream)
+        })
+    }
+
+    /// Takes over a connected stream made with `std` (for example one handed
+    /// over from another OS thread), making it non-blocking.
+    pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
+        stream.set_nonblocking(true)?;
+        TcpStream::from_mio(mio::net::TcpStream::from_std(stream))
+    }
+
+    fn from_mio(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
+        Ok(TcpStream {
+            inner: Registration::new(stream)?,
+        })
+    }
+
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.source().peer_addr()
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.source().local_addr()
+    }
+
+    /// Shuts down the read half, the write half, or both.
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.inner.source().shutdown(how)
+    }
+
+    /// Sets `TCP_NODELAY` (no Nagle delay for small writes).
+    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        self.inner.source().set_nodelay(nodelay)
+    }
+
+    pub fn nodelay(&self) -> io::Result<bool> {
+        self.inner.source().nodelay()
+    }
+
+    /// Reads without consuming (as [`std::net::TcpStream::peek`]).
+    pub fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.io(Direction::Read, |s| s.peek(buf))
+    }
+
+    /// The pending error on the socket, if any (clearing it).
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.inner.source().take_error()
+    }
+}
+
+impl Read for &TcpStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.io(Direction::Read, |mut s| s.read(buf))
+    }
+
+    fn read_vectored(&mut self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
+        self.inner
+            .io(Direction::Read, |mut s| s.read_vectored(bufs))
+    }
+}
+
+impl Write for &TcpStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.io(Direction::Write, |mut s| s.write(buf))
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        self.inner
+            .io(Direction::Write, |mut s| s.write_vectored(bufs))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Read for TcpStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        (&*self).read(buf)
+    }
+
+    fn read_vectored(&mut self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
+        (&*self).read_vectored(bufs)
+    }
+}
+
+impl Write for TcpStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        (&*self).write(buf)
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        (&*self).write_vectored(bufs)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpStream")
+            .field("local_addr", &self.local_addr().ok())
+            .field("peer_addr", &self.peer_addr().ok())
+            .finish()
+    }
+}

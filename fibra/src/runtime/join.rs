@@ -1,0 +1,175 @@
+//! Spawning green threads and waiting for them (Ruby's `Thread.new`,
+//! `Thread#join` and `Thread#value`).
+
+use super::scheduler::{self, Cancelled};
+use super::task::TaskId;
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::rc::Rc;
+
+/// Starts a green thread that runs `f`, on this runtime's OS thread.
+///
+/// The closure need not be `Send`: green threads never leave their OS thread,
+/// so they may share `Rc`s and `RefCell`s. It runs when the current thread
+/// blocks or yields.
+///
+/// ```
+/// fibra::run(|| {
+///     let handles: Vec<_> = (1..=3u64).map(|n| fibra::spawn(move || n * n)).collect();
+///     let squares: Vec<u64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+///     assert_eq!(squares, [1, 4, 9]);
+/// });
+/// ```
+///
+/// # Panics
+///
+/// Outside a runtime, or if no stack can be had for the thread.
+pub fn spawn<F, T>(f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + 'static,
+    T: 'static,
+{
+    let scheduler = scheduler::current();
+    let slot = Rc::new(Slot {
+        outcome: RefCell::new(None),
+        joiner: Cell::new(None),
+    });
+    let done = slot.clone();
+    let task = scheduler
+        .spawn(move || {
+            let outcome = panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+                if payload.is::<Cancelled>() {
+                    JoinError::Cancelled
+                } else {
+                    JoinError::Panicked(payload)
+                }
+            });
+            *done.outcome.borrow_mut() = Some(outcome);
+            if let Some(joiner) = done.joiner.take() {
+                scheduler::current().wake(joiner);
+            }
+        })
+        .unwrap_or_else(|err| panic!("fibra: cannot spawn a green thread: {err}"));
+    JoinHandle { task, slot }
+}
+
+struct Slot<T> {
+    outcome: RefCell<Option<Result<T, JoinError>>>,
+    joiner: Cell<Option<TaskId>>,
+}
+
+/// Owns the right to wait for a green thread and take what it returned.
+///
+/// Dropping it detaches the thread: it runs on, and what it returns is dropped.
+/// If it panics, the panic hook has already reported it (as for any panic), and
+/// nothing else happens — the other threads go on.
+pub struct JoinHandle<T> {
+    task: TaskId,
+    slot: Rc<Slot<T>>,
+}
+
+impl<T> JoinHandle<T> {
+    /// Parks until the thread has finished, and returns its value.
+    ///
+    /// # Errors
+    ///
+    /// [`JoinError`] if the thread panicked (with the payload) or was cancelled.
+    pub fn join(self) -> Result<T, JoinError> {
+        let scheduler = scheduler::current();
+        loop {
+            if let Some(outcome) = self.slot.outcome.borrow_mut().take() {
+                return outcome;
+            }
+            self.slot.joiner.set(Some(scheduler.running()));
+            scheduler.park();
+        }
+    }
+
+    /// Makes `task` be woken when the thread finishes (as `join` does for the
+    /// thread that calls it).
+    pub(crate) fn notify_on_finish(&self, task: TaskId) {
+        self.slot.joiner.set(Some(task));
+    }
+
+    /// Whether the thread has finished (returned, panicked or been cancelled).
+    pub fn is_finished(&self) -> bool {
+        self.slot.outcome.borrow().is_some()
+    }
+
+    /// Cancels the thread (Ruby's `Thread#kill`): the next time it blocks, or at
+    /// once if it is blocked now, it unwinds — its destructors run — and
+    /// [`join`](JoinHandle::join) returns a cancelled [`JoinError`]. A thread that
+    /// never blocks again runs to its end. A finished thread is unaffected.
+    pub fn cancel(&self) {
+        if !self.is_finished() {
+            scheduler::current().cancel(self.task);
+        }
+    }
+}
+
+impl<T> fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("thread", &self.task)
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}
+
+/// Why a green thread gave no value.
+pub enum JoinError {
+    /// It panicked; the payload is what it panicked with.
+    Panicked(Box<dyn Any + Send>),
+    /// It was cancelled before it finished.
+    Cancelled,
+}
+
+impl JoinError {
+    /// The panic's payload, to re-raise it with [`std::panic::resume_unwind`].
+    /// `None` for a cancellation.
+    pub fn into_panic(self) -> Option<Box<dyn Any + Send>> {
+        match self {
+            JoinError::Panicked(payload) => Some(payload),
+            JoinError::Cancelled => None,
+        }
+    }
+
+    /// The panic message, when the payload is a string.
+    fn message(&self) -> Option<&str> {
+        match self {
+            JoinError::Panicked(payload) => payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str)),
+            JoinError::Cancelled => None,
+        }
+    }
+}
+
+impl fmt::Debug for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JoinError::Panicked(_) => f
+                .debug_tuple("Panicked")
+                .field(&self.message().unwrap_or(".."))
+                .finish(),
+            JoinError::Cancelled => f.write_str("Cancelled"),
+        }
+    }
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self, self.message()) {
+            (JoinError::Panicked(_), Some(message)) => {
+                write!(f, "green thread panicked: {message}")
+            }
+            (JoinError::Panicked(_), None) => f.write_str("green thread panicked"),
+            (JoinError::Cancelled, _) => f.write_str("green thread was cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for JoinError {}

@@ -1,0 +1,205 @@
+//! The IO reactor: which sockets are ready, and which green thread waits on
+//! each (Go's netpoll). It wraps a `mio::Poll` (epoll on Linux), registered
+//! edge-triggered: a socket is assumed ready until an operation on it reports
+//! `WouldBlock`, and then ready again when the kernel says so.
+
+use super::task::TaskId;
+use mio::event::Source;
+use mio::{Events, Interest, Poll, Token};
+use slab::Slab;
+use std::cell::{Cell, RefCell};
+use std::io;
+use std::time::Duration;
+
+/// The token of the cross-thread waker (see `remote`).
+pub(super) const WAKER_TOKEN: Token = Token(usize::MAX);
+
+/// Which half of a socket an operation uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    Read = 0,
+    Write = 1,
+}
+
+/// A registered socket's place in the reactor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IoKey {
+    index: usize,
+    serial: u32,
+}
+
+impl IoKey {
+    fn token(self) -> Token {
+        Token((self.serial as usize) << 32 | self.index)
+    }
+
+    fn from_token(token: Token) -> IoKey {
+        IoKey {
+            index: token.0 & 0xffff_ffff,
+            serial: (token.0 >> 32) as u32,
+        }
+    }
+}
+
+struct Entry {
+    serial: u32,
+    ready: [bool; 2],
+    waiter: [Option<TaskId>; 2],
+}
+
+pub(crate) struct Reactor {
+    poll: RefCell<Poll>,
+    events: RefCell<Events>,
+    entries: RefCell<Slab<Entry>>,
+    next_serial: Cell<u32>,
+    /// How many (socket, direction) pairs have a green thread waiting.
+    waiting: Cell<usize>,
+}
+
+impl Reactor {
+    pub(super) fn new() -> io::Result<(Reactor, mio::Waker)> {
+        let poll = Poll::new()?;
+        let waker = mio::Waker::new(poll.registry(), WAKER_TOKEN)?;
+        let reactor = Reactor {
+            poll: RefCell::new(poll),
+            events: RefCell::new(Events::with_capacity(1024)),
+            entries: RefCell::new(Slab::new()),
+            next_serial: Cell::new(0),
+            waiting: Cell::new(0),
+        };
+        Ok((reactor, waker))
+    }
+
+    /// Registers `source` for readiness in both directions.
+    pub(crate) fn register(&self, source: &mut impl Source) -> io::Result<IoKey> {
+        let serial = self.next_serial.get().wrapping_add(1);
+        self.next_serial.set(serial);
+        let index = self.entries.borrow_mut().insert(Entry {
+            serial,
+            ready: [true; 2],
+            waiter: [None; 2],
+        });
+        let key = IoKey { index, serial };
+        if let Err(err) = self.poll.borrow().registry().register(
+            source,
+            key.token(),
+            Interest::READABLE | Interest::WRITABLE,
+        ) {
+            self.entries.borrow_mut().remove(index);
+            return Err(err);
+        }
+        Ok(key)
+    }
+
+    /// Forgets `source`; a thread still waiting on it is woken (to find it gone).
+    pub(crate) fn deregister(
+        &self,
+        source: &mut impl Source,
+        key: IoKey,
+        mut wake: impl FnMut(TaskId),
+    ) {
+        let _ = self.poll.borrow().registry().deregister(source);
+        let mut entries = self.entries.borrow_mut();
+        if entries
+            .get(key.index)
+            .is_some_and(|e| e.serial == key.serial)
+        {
+            let entry = entries.remove(key.index);
+            drop(entries);
+            for task in entry.waiter.into_iter().flatten() {
+                self.waiting.set(self.waiting.get() - 1);
+                wake(task);
+            }
+        }
+    }
+
+    pub(crate) fn is_ready(&self, key: IoKey, direction: Direction) -> bool {
+        self.entries
+            .borrow()
+            .get(key.index)
+            .is_none_or(|e| e.ready[direction as usize])
+    }
+
+    /// Records that an operation found the socket not ready: wait for the kernel.
+    pub(crate) fn clear_ready(&self, key: IoKey, direction: Direction) {
+        if let Some(entry) = self.entries.borrow_mut().get_mut(key.index) {
+            entry.ready[direction as usize] = false;
+        }
+    }
+
+    /// Makes `task` the one woken when the socket becomes ready in `direction`.
+    pub(crate) fn set_waiter(&self, key: IoKey, direction: Direction, task: TaskId) {
+        if let Some(entry) = self.entries.borrow_mut().get_mut(key.index)
+            && entry.waiter[direction as usize].replace(task).is_none()
+        {
+            self.waiting.set(self.waiting.get() + 1);
+        }
+    }
+
+    /// Undoes `set_waiter` if the wait ended otherwise than by readiness.
+    pub(crate) fn remove_waiter(&self, key: IoKey, direction: Direction) {
+        if let Some(entry) = self
+            .entries
+            .borrow_mut()
+            .get_mut(key.index)
+            .filter(|e| e.serial == key.serial)
+            && entry.waiter[direction as usize].take().is_some()
+        {
+            self.waiting.set(self.waiting.get() - 1);
+        }
+    }
+
+    /// Whether any green thread waits on a socket.
+    pub(super) fn has_waiters(&self) -> bool {
+        self.waiting.get() > 0
+    }
+
+    /// Waits up to `timeout` (forever if `None`) for readiness, and wakes the
+    /// threads waiting on what became ready. Returns whether the cross-thread
+    /// waker fired.
+    pub(super) fn poll(
+        &self,
+        timeout: Option<Duration>,
+        mut wake: impl FnMut(TaskId),
+    ) -> io::Result<bool> {
+        let mut events = self.events.borrow_mut();
+        match self.poll.borrow_mut().poll(&mut events, timeout) {
+            Ok(()) => {}
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => return Ok(false),
+            Err(err) => return Err(err),
+        }
+        let mut remote = false;
+        let mut entries = self.entries.borrow_mut();
+        let mut to_wake = Vec::new();
+        for event in events.iter() {
+            if event.token() == WAKER_TOKEN {
+                remote = true;
+                continue;
+            }
+            let key = IoKey::from_token(event.token());
+            let Some(entry) = entries
+                .get_mut(key.index)
+                .filter(|e| e.serial == key.serial)
+            else {
+                continue;
+            };
+            let failed = event.is_error();
+            let ready = [
+                event.is_readable() || event.is_read_closed() || failed,
+                event.is_writable() || event.is_write_closed() || failed,
+            ];
+            for direction in [Direction::Read, Direction::Write] {
+                if ready[direction as usize] {
+                    entry.ready[direction as usize] = true;
+                    if let Some(task) = entry.waiter[direction as usize].take() {
+                        self.waiting.set(self.waiting.get() - 1);
+                        to_wake.push(task);
+                    }
+                }
+            }
+        }
+        drop(entries);
+        to_wake.into_iter().for_each(&mut wake);
+        Ok(remote)
+    }
+}

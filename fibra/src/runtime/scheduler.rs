@@ -1,0 +1,334 @@
+//! The per-worker scheduler (Go's `proc.go`): the green threads of one OS
+//! thread, the queue of those ready to run, and the loop that runs them, then
+//! sleeps in the reactor until a socket, a timer or another OS thread wakes one.
+//!
+//! Green threads park and are woken by id. A wake-up that arrives while the
+//! thread runs is remembered (`notified`), so a thread that arranges to be woken
+//! and then parks never sleeps through it. Parking may also end spuriously, so
+//! every parking site in fibra parks in a loop that re-checks its condition.
+//!
+//! Cancelling a thread (a timed-out `timeout`, `JoinHandle::cancel`, the end of
+//! the runtime) marks it and wakes it; its next park, or the one it is in,
+//! unwinds its stack with a [`Cancelled`] panic, so its destructors run.
+
+use super::reactor::Reactor;
+use super::remote::{Remote, Unparker};
+use super::task::{State, Task, TaskId};
+use super::timers::Timers;
+use crate::Fiber;
+use crate::fiber::{Builder as FiberBuilder, Step};
+use slab::Slab;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::io;
+use std::panic;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+thread_local! {
+    static CURRENT: RefCell<Option<Rc<Scheduler>>> = const { RefCell::new(None) };
+}
+
+/// The panic payload that unwinds a cancelled green thread.
+pub(crate) struct Cancelled;
+
+/// The scheduler of the runtime running on this OS thread, if any.
+pub(crate) fn try_current() -> Option<Rc<Scheduler>> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// The scheduler of the runtime running on this OS thread.
+///
+/// # Panics
+///
+/// Outside a runtime, with a message that says how to start one.
+pub(crate) fn current() -> Rc<Scheduler> {
+    try_current().expect(
+        "fibra: this blocks a green thread, so it must run inside a fibra runtime \
+         (fibra::run(|| ...), or a green thread spawned there)",
+    )
+}
+
+/// Makes `scheduler` this thread's current one until the guard is dropped.
+pub(super) struct Installed(());
+
+impl Installed {
+    pub(super) fn new(scheduler: Rc<Scheduler>) -> Installed {
+        CURRENT.with(|c| {
+            let mut current = c.borrow_mut();
+            assert!(
+                current.is_none(),
+                "fibra: a runtime is already running on this OS thread (fibra::run does not nest)"
+            );
+            *current = Some(scheduler);
+        });
+        Installed(())
+    }
+}
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        let scheduler = CURRENT.with(|c| c.borrow_mut().take());
+        drop(scheduler);
+    }
+}
+
+pub(crate) struct Scheduler {
+    tasks: RefCell<Slab<Task>>,
+    queue: RefCell<VecDeque<TaskId>>,
+    running: Cell<Option<TaskId>>,
+    timers: RefCell<Timers>,
+    pub(crate) reactor: Reactor,
+    remote: Arc<Remote>,
+    next_serial: Cell<u64>,
+    stack_size: usize,
+}
+
+impl Scheduler {
+    pub(super) fn new(stack_size: usize) -> io::Result<Scheduler> {
+        let (reactor, waker) = Reactor::new()?;
+        Ok(Scheduler {
+            tasks: RefCell::new(Slab::new()),
+            queue: RefCell::new(VecDeque::new()),
+            running: Cell::new(None),
+            timers: RefCell::new(Timers::default()),
+            reactor,
+            remote: Arc::new(Remote::new(waker)),
+            next_serial: Cell::new(0),
+            stack_size,
+        })
+    }
+
+    /// Makes a green thread that will run `body`, ready to run.
+    pub(crate) fn spawn(&self, body: impl FnOnce() + 'static) -> io::Result<TaskId> {
+        let fiber: Fiber = FiberBuilder::new()
+            .stack_size(self.stack_size)
+            .build(move |_, ()| body())?;
+        let serial = self.next_serial.get() + 1;
+        self.next_serial.set(serial);
+        let index = self.tasks.borrow_mut().insert(Task {
+            serial,
+            fiber: Rc::new(fiber),
+            state: State::Runnable,
+            notified: false,
+            cancelled: false,
+        });
+        let id = TaskId { index, serial };
+        self.queue.borrow_mut().push_back(id);
+        Ok(id)
+    }
+
+    /// The green thread running now.
+    ///
+    /// # Panics
+    ///
+    /// If called from the runtime's own loop rather than a green thread.
+    pub(crate) fn running(&self) -> TaskId {
+        self.running
+            .get()
+            .expect("fibra: this must be called from a green thread")
+    }
+
+    pub(crate) fn unparker(&self, task: TaskId) -> Unparker {
+        Unparker {
+            remote: self.remote.clone(),
+            task,
+        }
+    }
+
+    /// Makes `task` runnable if it is parked; if it is running, its next park
+    /// returns at once. A finished task is ignored.
+    pub(crate) fn wake(&self, task: TaskId) {
+        let mut tasks = self.tasks.borrow_mut();
+        let Some(entry) = tasks
+            .get_mut(task.index)
+            .filter(|t| t.serial == task.serial)
+        else {
+            return;
+        };
+        match entry.state {
+            State::Parked => {
+                entry.state = State::Runnable;
+                self.queue.borrow_mut().push_back(task);
+            }
+            State::Running => entry.notified = true,
+            State::Runnable => {}
+        }
+    }
+
+    /// Parks the running green thread until it is woken.
+    ///
+    /// # Panics
+    ///
+    /// Unwinds with [`Cancelled`] if the thread is cancelled; panics if called
+    /// from a fiber that the green thread resumed (it cannot suspend the thread
+    /// from another stack).
+    pub(crate) fn park(&self) {
+        self.suspend_running(State::Parked);
+    }
+
+    /// Puts the running green thread at the back of the run queue.
+    pub(crate) fn yield_now(&self) {
+        self.suspend_running(State::Runnable);
+    }
+
+    fn suspend_running(&self, state: State) {
+        let task = self.running();
+        let fiber = {
+            let mut tasks = self.tasks.borrow_mut();
+            let entry = &mut tasks[task.index];
+            if entry.cancelled {
+                drop(tasks);
+                panic::resume_unwind(Box::new(Cancelled));
+            }
+            if state == State::Parked && std::mem::take(&mut entry.notified) {
+                return;
+            }
+            entry.state = state;
+            if state == State::Runnable {
+                self.queue.borrow_mut().push_back(task);
+            }
+            entry.fiber.clone()
+        };
+        if fiber.suspend(()).is_err() {
+            self.tasks.borrow_mut()[task.index].state = State::Running;
+            panic!(
+                "fibra: a green thread can only block (park, sleep, IO, join, ...) on its own stack, \
+                 not from inside a fiber it resumed"
+            );
+        }
+        drop(fiber);
+        if self.tasks.borrow()[task.index].cancelled {
+            panic::resume_unwind(Box::new(Cancelled));
+        }
+    }
+
+    /// Parks the running green thread until `deadline`.
+    pub(crate) fn sleep_until(&self, deadline: Instant) {
+        let task = self.running();
+        while Instant::now() < deadline {
+            self.timers.borrow_mut().insert(deadline, task);
+            self.park();
+        }
+    }
+
+    /// Arms a wake-up of `task` at `deadline` (see `timers` on spurious ones).
+    pub(crate) fn wake_at(&self, deadline: Instant, task: TaskId) {
+        self.timers.borrow_mut().insert(deadline, task);
+    }
+
+    /// Cancels `task`: it unwinds the next time it runs. A finished task is
+    /// ignored.
+    pub(crate) fn cancel(&self, task: TaskId) {
+        if let Some(entry) = self
+            .tasks
+            .borrow_mut()
+            .get_mut(task.index)
+            .filter(|t| t.serial == task.serial)
+        {
+            entry.cancelled = true;
+        }
+        self.wake(task);
+    }
+
+    /// Runs green threads until `finished` says so, sleeping in the reactor when
+    /// none is ready.
+    ///
+    /// # Errors
+    ///
+    /// [`Deadlock`] if every green thread is parked and nothing (no timer, no
+    /// socket, no other OS thread) can ever wake one.
+    pub(super) fn run_until(&self, finished: impl Fn() -> bool) -> Result<(), Deadlock> {
+        let mut woken = Vec::new();
+        loop {
+            // Run what is ready, but poll between rounds so that a thread that
+            // keeps yielding does not starve sockets and timers.
+            let round = self.queue.borrow().len();
+            for _ in 0..round {
+                let Some(task) = self.queue.borrow_mut().pop_front() else {
+                    break;
+                };
+                self.run_task(task);
+            }
+            if finished() {
+                return Ok(());
+            }
+            let now = Instant::now();
+            let timeout = if !self.queue.borrow().is_empty() {
+                Some(Duration::ZERO)
+            } else {
+                let next = self.timers.borrow().next_timeout(now);
+                if next.is_none()
+                    && !self.reactor.has_waiters()
+                    && Arc::strong_count(&self.remote) == 1
+                {
+                    return Err(Deadlock {
+                        parked: self.tasks.borrow().len(),
+                    });
+                }
+                next
+            };
+            let remote = self
+                .reactor
+                .poll(timeout, |task| self.wake(task))
+                .unwrap_or_else(|err| {
+                    panic!("fibra: the IO reactor failed: {err}");
+                });
+            if remote {
+                self.remote.take(&mut woken);
+                woken.drain(..).for_each(|task| self.wake(task));
+            }
+            self.timers
+                .borrow_mut()
+                .expire(Instant::now(), |task| self.wake(task));
+        }
+    }
+
+    fn run_task(&self, task: TaskId) {
+        let fiber = {
+            let mut tasks = self.tasks.borrow_mut();
+            match tasks.get_mut(task.index) {
+                Some(entry) if entry.serial == task.serial && entry.state == State::Runnable => {
+                    entry.state = State::Running;
+                    entry.fiber.clone()
+                }
+                _ => return,
+            }
+        };
+        self.running.set(Some(task));
+        let step = fiber.resume(());
+        self.running.set(None);
+        match step {
+            // Parked or yielded: `suspend_running` recorded which.
+            Ok(Step::Yield(())) => {}
+            Ok(Step::Return(())) => {
+                let finished = self.tasks.borrow_mut().remove(task.index);
+                drop(finished);
+            }
+            Err(err) => unreachable!("fibra: a runnable green thread could not be resumed: {err}"),
+        }
+    }
+
+    /// Cancels every green thread and runs them until they have all unwound.
+    pub(super) fn shutdown(&self) {
+        let all: Vec<TaskId> = self
+            .tasks
+            .borrow()
+            .iter()
+            .map(|(index, t)| TaskId {
+                index,
+                serial: t.serial,
+            })
+            .collect();
+        all.into_iter().for_each(|task| self.cancel(task));
+        // Cancelled threads finish as soon as they run; nothing can deadlock.
+        let _ = self.run_until(|| self.tasks.borrow().is_empty());
+    }
+}
+
+/// Every green thread is parked and nothing can wake one.
+#[derive(Debug)]
+pub(super) struct Deadlock {
+    pub(super) parked: usize,
+}
