@@ -14,3 +14,23 @@ mod udp;
 
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;
+
+/// `AsRawFd` and `AsFd` for each socket type: its descriptor, for socket
+/// options fibra does not wrap. Do not change its blocking mode or close it.
+macro_rules! impl_as_fd {
+    ($($socket:ty),*) => {$(
+        impl std::os::fd::AsRawFd for $socket {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                self.registration().source().as_raw_fd()
+            }
+        }
+
+        impl std::os::fd::AsFd for $socket {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                self.registration().source().as_fd()
+            }
+        }
+    )*};
+}
+
+impl_as_fd!(TcpListener, TcpStream, UdpSocket);

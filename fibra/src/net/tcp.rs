@@ -99,6 +99,12 @@ impl TcpListener {
     }
 }
 
+impl TcpListener {
+    pub(super) fn registration(&self) -> &Registration<mio::net::TcpListener> {
+        &self.inner
+    }
+}
+
 impl fmt::Debug for TcpListener {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TcpListener")
@@ -235,6 +241,12 @@ impl Write for TcpStream {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+impl TcpStream {
+    pub(super) fn registration(&self) -> &Registration<mio::net::TcpStream> {
+        &self.inner
     }
 }
 

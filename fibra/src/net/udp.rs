@@ -96,6 +96,12 @@ impl UdpSocket {
     }
 }
 
+impl UdpSocket {
+    pub(super) fn registration(&self) -> &Registration<mio::net::UdpSocket> {
+        &self.inner
+    }
+}
+
 impl fmt::Debug for UdpSocket {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("UdpSocket")

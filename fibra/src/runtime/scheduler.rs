@@ -254,14 +254,14 @@ impl Scheduler {
             if finished() {
                 return Ok(());
             }
-            let now = Instant::now();
+            self.take_remote_wakes(&mut woken);
             let timeout = if !self.queue.borrow().is_empty() {
                 Some(Duration::ZERO)
             } else {
-                let next = self.timers.borrow().next_timeout(now);
+                let next = self.timers.borrow().next_timeout(Instant::now());
                 if next.is_none()
                     && !self.reactor.has_waiters()
-                    && Arc::strong_count(&self.remote) == 1
+                    && self.nobody_else_can_wake(&mut woken)
                 {
                     return Err(Deadlock {
                         parked: self.tasks.borrow().len(),
@@ -276,13 +276,32 @@ impl Scheduler {
                     panic!("fibra: the IO reactor failed: {err}");
                 });
             if remote {
-                self.remote.take(&mut woken);
-                woken.drain(..).for_each(|task| self.wake(task));
+                self.take_remote_wakes(&mut woken);
             }
             self.timers
                 .borrow_mut()
                 .expire(Instant::now(), |task| self.wake(task));
         }
+    }
+
+    /// Wakes the threads that other OS threads unparked.
+    fn take_remote_wakes(&self, buffer: &mut Vec<TaskId>) {
+        self.remote.take(buffer);
+        buffer.drain(..).for_each(|task| self.wake(task));
+    }
+
+    /// Whether no `Unparker` is left outside and none of those dropped left a
+    /// wake-up behind (then, with no timer or socket to wait for, no thread can
+    /// ever run again).
+    fn nobody_else_can_wake(&self, buffer: &mut Vec<TaskId>) -> bool {
+        if Arc::strong_count(&self.remote) != 1 {
+            return false;
+        }
+        // Pairs with the release of the last dropped `Unparker`'s reference
+        // count: every unpark it made is now visible in the queue.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        self.take_remote_wakes(buffer);
+        self.queue.borrow().is_empty()
     }
 
     fn run_task(&self, task: TaskId) {

@@ -1,0 +1,212 @@
+//! Sockets for green threads: many connections on one OS thread, and every
+//! failure as an `io::Error`, never a panic.
+
+use fibra::net::{TcpListener, TcpStream, UdpSocket};
+use fibra::runtime;
+use std::io::{ErrorKind, Read, Write};
+use std::net::Shutdown;
+use std::os::fd::AsRawFd;
+use std::rc::Rc;
+
+/// Raises the soft open-file limit to the hard one (a test with thousands of
+/// sockets needs more than the usual 1,024).
+fn raise_fd_limit() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit with a valid rlimit struct.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+        limit.rlim_cur = limit.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+    }
+    limit.rlim_cur
+}
+
+#[test]
+fn echo_with_a_thousand_connections_at_once_on_one_os_thread() {
+    const CONNECTIONS: usize = 1000;
+    const ROUNDS: usize = 20;
+    assert!(
+        raise_fd_limit() >= 2 * CONNECTIONS as u64 + 64,
+        "the hard open-file limit is too low for this test"
+    );
+    let echoed = fibra::run(|| {
+        let listener = Rc::new(TcpListener::bind("127.0.0.1:0").unwrap());
+        let addr = listener.local_addr().unwrap();
+        let server = {
+            let listener = listener.clone();
+            fibra::spawn(move || {
+                let mut handlers = Vec::new();
+                for _ in 0..CONNECTIONS {
+                    let (mut conn, _) = listener.accept().unwrap();
+                    handlers.push(fibra::spawn(move || {
+                        let mut buf = [0u8; 64];
+                        let mut bytes = 0;
+                        loop {
+                            match conn.read(&mut buf).unwrap() {
+                                0 => return bytes,
+                                n => {
+                                    conn.write_all(&buf[..n]).unwrap();
+                                    bytes += n;
+                                }
+                            }
+                        }
+                    }));
+                }
+                handlers
+                    .into_iter()
+                    .map(|h| h.join().unwrap())
+                    .sum::<usize>()
+            })
+        };
+        // Every client connects first, so that all the connections are open at
+        // the same time, then they talk.
+        let clients: Vec<_> = (0..CONNECTIONS)
+            .map(|i| {
+                fibra::spawn(move || {
+                    let mut conn = TcpStream::connect(addr).unwrap();
+                    conn.set_nodelay(true).unwrap();
+                    runtime::yield_now();
+                    for round in 0..ROUNDS {
+                        let msg = format!("client {i:04} round {round:02}");
+                        conn.write_all(msg.as_bytes()).unwrap();
+                        let mut back = vec![0; msg.len()];
+                        conn.read_exact(&mut back).unwrap();
+                        assert_eq!(back, msg.as_bytes());
+                    }
+                })
+            })
+            .collect();
+        clients.into_iter().for_each(|c| c.join().unwrap());
+        server.join().unwrap()
+    });
+    assert_eq!(echoed, CONNECTIONS * ROUNDS * "client 0000 round 00".len());
+}
+
+#[test]
+fn a_refused_connection_is_an_error() {
+    fibra::run(|| {
+        // A port that was just free: nothing listens there now.
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let err = TcpStream::connect(addr).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ConnectionRefused);
+    });
+}
+
+#[test]
+fn a_reset_by_the_peer_is_an_error_on_read() {
+    fibra::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server_side, _) = listener.accept().unwrap();
+        // SO_LINGER with a zero timeout makes close send a reset.
+        let linger = libc::linger {
+            l_onoff: 1,
+            l_linger: 0,
+        };
+        // SAFETY: setsockopt on a valid socket with a correctly sized option.
+        let rc = unsafe {
+            libc::setsockopt(
+                server_side.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_LINGER,
+                (&linger as *const libc::linger).cast(),
+                std::mem::size_of::<libc::linger>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(rc, 0);
+        drop(server_side);
+        let err = client.read(&mut [0; 16]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+    });
+}
+
+#[test]
+fn shutdown_and_close_read_as_end_of_stream() {
+    fibra::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server_side, peer) = listener.accept().unwrap();
+        assert_eq!(peer, client.local_addr().unwrap());
+        assert_eq!(client.peer_addr().unwrap(), listener.local_addr().unwrap());
+        (&client).write_all(b"last words").unwrap();
+        client.shutdown(Shutdown::Write).unwrap();
+        let mut all = String::new();
+        server_side.read_to_string(&mut all).unwrap();
+        assert_eq!(all, "last words");
+        drop(server_side);
+        assert_eq!((&client).read(&mut [0; 8]).unwrap(), 0);
+    });
+}
+
+#[test]
+fn one_green_thread_reads_while_another_writes_the_same_stream() {
+    fibra::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let echo = fibra::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut buf = vec![0; 1 << 16];
+            loop {
+                match conn.read(&mut buf).unwrap() {
+                    0 => break,
+                    n => conn.write_all(&buf[..n]).unwrap(),
+                }
+            }
+        });
+        let stream = Rc::new(TcpStream::connect(addr).unwrap());
+        // 4 MiB: far more than the socket buffers hold, so the writer parks
+        // while the reader drains.
+        let data: Vec<u8> = (0..4 << 20).map(|i| (i % 251) as u8).collect();
+        let writer = {
+            let (stream, data) = (stream.clone(), data.clone());
+            fibra::spawn(move || {
+                (&*stream).write_all(&data).unwrap();
+                stream.shutdown(Shutdown::Write).unwrap();
+            })
+        };
+        let mut back = Vec::new();
+        (&*stream).read_to_end(&mut back).unwrap();
+        writer.join().unwrap();
+        echo.join().unwrap();
+        assert!(back == data, "the echoed bytes differ");
+    });
+}
+
+#[test]
+fn a_thread_blocked_in_accept_can_be_cancelled() {
+    fibra::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let h = fibra::spawn(move || listener.accept().map(|_| ()));
+        runtime::yield_now();
+        h.cancel();
+        assert!(matches!(h.join(), Err(runtime::JoinError::Cancelled)));
+    });
+}
+
+#[test]
+fn udp_connected_sockets_talk() {
+    fibra::run(|| {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        a.connect(b.local_addr().unwrap()).unwrap();
+        b.connect(a.local_addr().unwrap()).unwrap();
+        let reader = fibra::spawn(move || {
+            let mut buf = [0; 32];
+            let n = b.recv(&mut buf).unwrap();
+            b.send(&buf[..n]).unwrap();
+            buf[..n].to_vec()
+        });
+        runtime::yield_now(); // the reader parks in recv first
+        a.send(b"datagram").unwrap();
+        let mut buf = [0; 32];
+        let n = a.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"datagram");
+        assert_eq!(reader.join().unwrap(), b"datagram");
+    });
+}

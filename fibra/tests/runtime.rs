@@ -1,0 +1,338 @@
+//! What a user of green threads sees: join, panics, sleeping, parking and
+//! waking across OS threads, timeouts, blocking work, cancellation, the end of a
+//! runtime, and misuse.
+
+use fibra::runtime::{self, JoinError};
+use fibra::time::{sleep, timeout};
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+struct Flag(Rc<Cell<u32>>);
+impl Drop for Flag {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() + 1);
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+#[test]
+fn run_returns_the_value_and_join_returns_each_threads_value() {
+    let total = fibra::run(|| {
+        let handles: Vec<_> = (0..100u64).map(|i| fibra::spawn(move || i * 2)).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum::<u64>()
+    });
+    assert_eq!(total, 9900);
+}
+
+#[test]
+fn join_of_a_panicked_thread_returns_the_payload() {
+    fibra::run(|| {
+        let h = fibra::spawn(|| -> u32 { panic!("green thread failed") });
+        let err = h.join().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "green thread panicked: green thread failed"
+        );
+        assert_eq!(
+            panic_message(&*err.into_panic().unwrap()),
+            "green thread failed"
+        );
+        // The other threads go on.
+        assert_eq!(fibra::spawn(|| 5).join().unwrap(), 5);
+    });
+}
+
+#[test]
+fn a_panic_in_the_first_thread_continues_in_the_caller_of_run() {
+    let err = panic::catch_unwind(|| fibra::run(|| panic!("main green thread"))).unwrap_err();
+    assert_eq!(panic_message(&*err), "main green thread");
+}
+
+#[test]
+fn sleepers_wake_in_deadline_order() {
+    let deadlines = fibra::run(|| {
+        let woken = Rc::new(RefCell::new(Vec::new()));
+        // 500 threads with scrambled sleeps: each notes its deadline when it
+        // wakes, so the notes come in deadline order.
+        let handles: Vec<_> = (0..500u64)
+            .map(|i| (i * 7919) % 500)
+            .map(|ms| {
+                let woken = woken.clone();
+                fibra::spawn(move || {
+                    let deadline = Instant::now() + Duration::from_millis(ms);
+                    fibra::time::sleep_until(deadline);
+                    woken.borrow_mut().push(deadline);
+                })
+            })
+            .collect();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+        Rc::try_unwrap(woken).unwrap().into_inner()
+    });
+    assert_eq!(deadlines.len(), 500);
+    assert!(
+        deadlines.is_sorted(),
+        "a sleeper woke before one with an earlier deadline"
+    );
+}
+
+#[test]
+fn sleeping_threads_overlap_on_one_os_thread() {
+    // All three sleepers are asleep at the same moment: a sleep parks only its
+    // own green thread.
+    let most_asleep_at_once = fibra::run(|| {
+        let asleep = Rc::new(Cell::new(0));
+        let most = Rc::new(Cell::new(0));
+        let hs: Vec<_> = [30u64, 20, 50]
+            .map(|ms| {
+                let (asleep, most) = (asleep.clone(), most.clone());
+                fibra::spawn(move || {
+                    asleep.set(asleep.get() + 1);
+                    most.set(most.get().max(asleep.get()));
+                    sleep(Duration::from_millis(ms));
+                    asleep.set(asleep.get() - 1);
+                })
+            })
+            .into();
+        hs.into_iter().for_each(|h| h.join().unwrap());
+        most.get()
+    });
+    assert_eq!(most_asleep_at_once, 3);
+}
+
+#[test]
+fn yield_now_lets_the_others_run_in_turn() {
+    let log = fibra::run(|| {
+        let log = Rc::new(RefCell::new(String::new()));
+        let hs: Vec<_> = ["a", "b", "c"]
+            .map(|name| {
+                let log = log.clone();
+                fibra::spawn(move || {
+                    for _ in 0..3 {
+                        log.borrow_mut().push_str(name);
+                        runtime::yield_now();
+                    }
+                })
+            })
+            .into();
+        hs.into_iter().for_each(|h| h.join().unwrap());
+        Rc::try_unwrap(log).unwrap().into_inner()
+    });
+    assert_eq!(log, "abcabcabc");
+}
+
+#[test]
+fn a_parked_thread_is_woken_from_another_os_thread() {
+    let woken = fibra::run(|| {
+        let ready = Arc::new(AtomicBool::new(false));
+        let unparker = runtime::current().unparker();
+        let r = ready.clone();
+        let os_thread = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            r.store(true, Ordering::Release);
+            unparker.unpark();
+        });
+        let mut parks = 0;
+        while !ready.load(Ordering::Acquire) {
+            runtime::park();
+            parks += 1;
+        }
+        os_thread.join().unwrap();
+        parks
+    });
+    assert!(woken >= 1);
+}
+
+#[test]
+fn many_os_threads_wake_many_green_threads() {
+    let woken = fibra::run(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<(Arc<AtomicBool>, runtime::Unparker)>();
+        let count = Rc::new(Cell::new(0));
+        let handles: Vec<_> = (0..200)
+            .map(|_| {
+                let (tx, count) = (tx.clone(), count.clone());
+                fibra::spawn(move || {
+                    let flag = Arc::new(AtomicBool::new(false));
+                    tx.send((flag.clone(), runtime::current().unparker()))
+                        .unwrap();
+                    while !flag.load(Ordering::Acquire) {
+                        runtime::park();
+                    }
+                    count.set(count.get() + 1);
+                })
+            })
+            .collect();
+        drop(tx);
+        runtime::yield_now(); // every waiter runs, hands out its unparker and parks
+        let mut waiters: Vec<_> = rx.try_iter().collect();
+        assert_eq!(waiters.len(), 200);
+        let os_threads: Vec<_> = (0..4)
+            .map(|_| {
+                let group: Vec<_> = waiters.drain(..50).collect();
+                std::thread::spawn(move || {
+                    for (flag, unparker) in group {
+                        flag.store(true, Ordering::Release);
+                        unparker.unpark();
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+        os_threads.into_iter().for_each(|t| t.join().unwrap());
+        count.get()
+    });
+    assert_eq!(woken, 200);
+}
+
+#[test]
+fn timeout_returns_the_value_in_time_and_cancels_late_work() {
+    let dropped = Rc::new(Cell::new(0));
+    let d = dropped.clone();
+    fibra::run(move || {
+        assert_eq!(timeout(Duration::from_secs(10), || "quick"), Ok("quick"));
+        let guard = Flag(d.clone());
+        let late = timeout(Duration::from_millis(20), move || {
+            let _guard = guard;
+            sleep(Duration::from_secs(3600));
+        });
+        let err = late.unwrap_err();
+        assert_eq!(err.limit(), Duration::from_millis(20));
+        assert_eq!(err.to_string(), "timed out after 20ms");
+        // The cancelled work unwinds the next time it runs.
+        runtime::yield_now();
+        assert_eq!(d.get(), 1, "the late work's destructors ran");
+    });
+    assert_eq!(dropped.get(), 1);
+}
+
+#[test]
+fn a_panic_inside_timeout_continues_in_its_caller() {
+    fibra::run(|| {
+        let err =
+            panic::catch_unwind(|| timeout(Duration::from_secs(10), || panic!("inside timeout")))
+                .unwrap_err();
+        assert_eq!(panic_message(&*err), "inside timeout");
+    });
+}
+
+#[test]
+fn blocking_work_does_not_stall_the_other_green_threads() {
+    fibra::run(|| {
+        let ticks = Arc::new(AtomicUsize::new(0));
+        let t = ticks.clone();
+        let ticker = fibra::spawn(move || {
+            for _ in 0..10 {
+                sleep(Duration::from_millis(1));
+                t.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        // The blocking job waits (on its pool thread) until the ticker has
+        // ticked ten times: if it stalled the runtime, that would never happen.
+        let seen = ticks.clone();
+        let saw_ticks = fibra::blocking(move || {
+            let until = Instant::now() + Duration::from_secs(30);
+            while seen.load(Ordering::SeqCst) < 10 && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            seen.load(Ordering::SeqCst)
+        });
+        assert_eq!(saw_ticks, 10);
+        ticker.join().unwrap();
+        // A panic in blocking work continues in the caller.
+        let err = panic::catch_unwind(|| fibra::blocking(|| panic!("in the pool"))).unwrap_err();
+        assert_eq!(panic_message(&*err), "in the pool");
+    });
+    // Outside a runtime it simply runs here.
+    assert_eq!(fibra::blocking(|| 3), 3);
+}
+
+#[test]
+fn cancelling_a_parked_thread_unwinds_it() {
+    fibra::run(|| {
+        let dropped = Rc::new(Cell::new(0));
+        let guard = Flag(dropped.clone());
+        let h = fibra::spawn(move || {
+            let _guard = guard;
+            sleep(Duration::from_secs(3600));
+            "never"
+        });
+        runtime::yield_now(); // it starts and parks
+        h.cancel();
+        assert!(matches!(h.join(), Err(JoinError::Cancelled)));
+        assert_eq!(dropped.get(), 1);
+    });
+}
+
+#[test]
+fn the_end_of_run_unwinds_the_threads_still_parked() {
+    let dropped = Rc::new(Cell::new(0));
+    let d = dropped.clone();
+    fibra::run(move || {
+        for _ in 0..100 {
+            let guard = Flag(d.clone());
+            fibra::spawn(move || {
+                let _guard = guard;
+                sleep(Duration::from_secs(3600));
+            });
+        }
+        runtime::yield_now();
+        // Returning ends the runtime with 100 threads asleep.
+    });
+    assert_eq!(dropped.get(), 100);
+}
+
+#[test]
+fn a_deadlock_is_reported_instead_of_hanging() {
+    let err = panic::catch_unwind(|| {
+        fibra::run(|| {
+            let _other = fibra::spawn(runtime::park);
+            runtime::park();
+        })
+    })
+    .unwrap_err();
+    let message = panic_message(&*err);
+    assert!(message.contains("deadlock"), "{message}");
+}
+
+#[test]
+fn misuse_is_reported_clearly() {
+    let err = panic::catch_unwind(|| sleep(Duration::from_millis(1))).unwrap_err();
+    assert!(panic_message(&*err).contains("must run inside a fibra runtime"));
+    let err = panic::catch_unwind(|| fibra::run(|| fibra::run(|| ()))).unwrap_err();
+    assert!(panic_message(&*err).contains("already running"));
+    // Blocking from a fiber nested inside a green thread cannot suspend the
+    // green thread: it panics (in the nested fiber, then in the green thread).
+    fibra::run(|| {
+        let nested: fibra::Fiber = fibra::Fiber::new(|_, ()| sleep(Duration::from_millis(1)));
+        let err = panic::catch_unwind(AssertUnwindSafe(|| nested.resume(()))).unwrap_err();
+        assert!(panic_message(&*err).contains("on its own stack"));
+    });
+}
+
+#[test]
+fn a_runtime_per_os_thread() {
+    let sums: Vec<u64> = (0..4u64)
+        .map(|t| {
+            std::thread::spawn(move || {
+                fibra::run(move || {
+                    let hs: Vec<_> = (0..1000).map(|i| fibra::spawn(move || i + t)).collect();
+                    hs.into_iter().map(|h| h.join().unwrap()).sum()
+                })
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .collect();
+    assert_eq!(sums, (0..4).map(|t| 499_500 + 1000 * t).collect::<Vec<_>>());
+}
