@@ -31,10 +31,6 @@ pub(super) struct Header {
     /// While the fiber is suspended: its own stack pointer.
     own: Cell<StackPointer>,
     state: Cell<Status>,
-    /// Cleared when the fiber is entered by a transfer: it will then suspend to a
-    /// resumer that is not its handle's, and the stack pointer its handle keeps
-    /// is out of date (see `Fiber::saved_sp`).
-    handle_sp_current: Cell<bool>,
 }
 
 thread_local! {
@@ -108,7 +104,6 @@ where
             parent: Cell::new(ptr::null_mut()),
             own: Cell::new(sp),
             state: Cell::new(Status::Created),
-            handle_sp_current: Cell::new(true),
         });
         Ok((NonNull::new_unchecked(header), sp))
     }
@@ -174,16 +169,9 @@ impl Header {
         self.state.get()
     }
 
-    /// The fiber's stack pointer while it is suspended; always current. The
-    /// handle that reads it keeps it from then on, so its copy is current again.
-    pub(super) fn own_for_handle(&self) -> StackPointer {
-        self.handle_sp_current.set(true);
+    /// The fiber's stack pointer while it is suspended; always current.
+    pub(super) fn own(&self) -> StackPointer {
         self.own.get()
-    }
-
-    /// Whether the stack pointer the fiber's handle keeps is current.
-    pub(super) fn handle_sp_current(&self) -> bool {
-        self.handle_sp_current.get()
     }
 
     /// Runs this fiber, suspended at `sp`, from the current context until it
@@ -245,7 +233,6 @@ impl Header {
     /// another fiber, `Created` or `Suspended`, prepared with the same types.
     pub(super) unsafe fn pass<I>(&self, target: &Header, message: Inbound<I>) -> Inbound<I> {
         target.parent.set(self.parent.get());
-        target.handle_sp_current.set(false);
         self.state.set(Status::Suspended);
         target.state.set(Status::Running);
         let message = ManuallyDrop::new(message);

@@ -156,8 +156,9 @@ pub struct Fiber<I = (), Y = (), R = ()> {
     header: NonNull<Header>,
     /// Where the fiber is suspended, kept here as well as in its header so that
     /// `resume` reaches the fiber's stack with one load instead of two (the
-    /// difference is a third of the cost of a switch). Current unless the header
-    /// says otherwise (see `saved_sp`).
+    /// difference is a third of the cost of a switch). Null when this copy is
+    /// out of date — after a transfer into the fiber, which then suspends to a
+    /// resumer other than this handle's — and the header must be read.
     sp: Cell<StackPointer>,
     // Dropped after `Drop::drop` has unwound the fiber: the stack goes back to
     // this thread's pool.
@@ -226,21 +227,23 @@ impl<I, Y, R> Fiber<I, Y, R> {
         outcome
     }
 
-    /// Where the fiber is suspended. A branch rather than a data dependency on the
-    /// header: the processor goes on with the kept value while it checks.
+    /// Where the fiber is suspended.
     #[inline(always)]
     fn saved_sp(&self) -> StackPointer {
-        if self.header().handle_sp_current() {
-            self.sp.get()
-        } else {
-            self.header_sp()
-        }
+        let sp = self.sp.get();
+        if sp.is_null() { self.header_sp() } else { sp }
     }
 
     #[cold]
     #[inline(never)]
     fn header_sp(&self) -> StackPointer {
-        self.header().own_for_handle()
+        self.header().own()
+    }
+
+    /// Marks the kept stack pointer out of date: the fiber is being transferred
+    /// to, and will next suspend to a resumer other than this handle's.
+    pub(super) fn forget_sp(&self) {
+        self.sp.set(std::ptr::null_mut());
     }
 
     /// Suspends this fiber from inside it, like [`Yielder::suspend`], for code

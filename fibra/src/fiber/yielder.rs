@@ -63,6 +63,7 @@ impl<I, Y, R> Yielder<I, Y, R> {
             Status::Running => return Err(FiberError::Running),
             Status::Dead => return Err(FiberError::Dead),
         }
+        to.forget_sp();
         // SAFETY: we are on this fiber's stack while it runs; `target` is another
         // fiber (this one is Running, `target` is not), Created or Suspended, of
         // the same types.
