@@ -55,6 +55,22 @@ use core::arch::{asm, naked_asm};
 /// lies at and above it).
 pub(crate) type StackPointer = *mut u8;
 
+/// `asm!` with what every switch declares clobbered besides its own operands:
+/// the callee-saved registers LLVM lets it name (r12–r15) and every caller-saved
+/// one, so that the compiler keeps nothing live in them across the switch.
+macro_rules! switch_asm {
+    ($($operands:tt)*) => {
+        asm!(
+            $($operands)*
+            out("r12") _,
+            out("r13") _,
+            out("r14") _,
+            out("r15") _,
+            clobber_abi("C"),
+        )
+    };
+}
+
 /// The code every resume point runs: the switcher left its own stack pointer in
 /// rsp, where to save it in rsi, and this context's saved stack pointer in rdx.
 /// Save the switcher's, step over the resume address, restore rbx and rbp.
@@ -100,7 +116,7 @@ pub(crate) unsafe fn switch_call(
     // and rsi holds the returning side's stack pointer. Everything else is
     // declared clobbered.
     unsafe {
-        asm!(
+        switch_asm!(
             "push rbp",
             "push rbx",
             "call [rdx]",
@@ -109,11 +125,6 @@ pub(crate) unsafe fn switch_call(
             inout("rsi") link => suspended,
             inout("rdx") to => _,
             inout("rdi") message => received,
-            out("r12") _,
-            out("r13") _,
-            out("r14") _,
-            out("r15") _,
-            clobber_abi("C"),
         );
     }
     (received, suspended)
@@ -141,7 +152,7 @@ pub(crate) unsafe fn switch_return(
     // stack pops the return address of the pending `switch_call`, which then
     // restores its own rbx and rbp. Resuming here goes through the resume point.
     unsafe {
-        asm!(
+        switch_asm!(
             "push rbp",
             "push rbx",
             "lea rax, [rip + 2f]",
@@ -157,11 +168,6 @@ pub(crate) unsafe fn switch_return(
             out("rax") _,
             out("rsi") _,
             out("rdx") _,
-            out("r12") _,
-            out("r13") _,
-            out("r14") _,
-            out("r15") _,
-            clobber_abi("C"),
         );
     }
     received
@@ -188,7 +194,7 @@ pub(crate) unsafe fn switch_jump(
     // suspended in the usual layout; the resume point of `to` stores this stack
     // pointer at `save` (rsi) and takes `to` (rdx) as its stack.
     unsafe {
-        asm!(
+        switch_asm!(
             "push rbp",
             "push rbx",
             "lea rax, [rip + 2f]",
@@ -199,11 +205,6 @@ pub(crate) unsafe fn switch_jump(
             inout("rdx") to => _,
             inout("rdi") message => received,
             out("rax") _,
-            out("r12") _,
-            out("r13") _,
-            out("r14") _,
-            out("r15") _,
-            clobber_abi("C"),
         );
     }
     received
