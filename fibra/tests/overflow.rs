@@ -41,6 +41,18 @@ fn child(which: &str) {
                 let _ = fiber.resume(0);
             }
         }
+        "fiber-in-a-later-guard-batch" => {
+            // Guards are installed for many slots at once: overflow a stack far
+            // past the first batch (chunks of 16, 32, ..., 512 slots: the 801st
+            // stack is slot 304 of the 512-slot chunk, in its second batch).
+            let builder = Builder::new().stack_size(64 * 1024);
+            let keep: Vec<Fiber<(), (), u64>> = (0..800)
+                .map(|_| builder.clone().build(|_, ()| 0).unwrap())
+                .collect();
+            let last: Fiber<(), (), u64> = builder.build(|_, ()| recurse(0)).unwrap();
+            let _ = last.resume(());
+            drop(keep);
+        }
         "thread" => {
             // Rust's own report for a thread stack still works with fibra's
             // handler installed (fibra hands faults outside its guards on).
@@ -93,6 +105,13 @@ fn a_fiber_stack_overflow_is_reported_and_aborts() {
 #[test]
 fn an_overflow_after_many_switches_is_reported_too() {
     let (signal, stderr) = run_child("fiber-after-switches");
+    assert_eq!(signal, Some(libc::SIGABRT), "stderr: {stderr}");
+    assert!(stderr.contains("fiber stack overflow"), "stderr: {stderr}");
+}
+
+#[test]
+fn an_overflow_is_caught_in_every_slot_of_a_chunk() {
+    let (signal, stderr) = run_child("fiber-in-a-later-guard-batch");
     assert_eq!(signal, Some(libc::SIGABRT), "stderr: {stderr}");
     assert!(stderr.contains("fiber stack overflow"), "stderr: {stderr}");
 }

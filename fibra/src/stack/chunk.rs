@@ -15,12 +15,25 @@ const MADV_GUARD_INSTALL: libc::c_int = 102;
 /// straight to `mprotect`.
 static GUARD_MADVISE_UNSUPPORTED: AtomicBool = AtomicBool::new(false);
 
+/// Set once the kernel has refused guards through `process_madvise`, so that
+/// later ones are installed one by one.
+static GUARD_BATCH_UNSUPPORTED: AtomicBool = AtomicBool::new(false);
+
+/// `PIDFD_SELF`: "this process" for `process_madvise`, without opening a pidfd.
+const PIDFD_SELF: libc::c_int = -10000;
+
+/// How many guard pages one `process_madvise` call installs (at most `IOV_MAX`).
+/// A batch costs page-table entries, not memory, for the slots not yet used.
+const GUARD_BATCH: usize = 256;
+
 pub(super) struct Chunk {
     base: NonNull<u8>,
     len: usize,
     /// Bytes per slot: one guard page plus the usable stack.
     slot: usize,
     carved: usize,
+    /// Slots whose guard page is installed (carved or not yet).
+    guarded: usize,
     slots: usize,
     registration: overflow::Registration,
     /// The ids of the carved stacks, when running under valgrind (see
@@ -63,23 +76,26 @@ impl Chunk {
             len,
             slot,
             carved: 0,
+            guarded: 0,
             slots,
             registration,
             valgrind_stacks,
         })
     }
 
-    /// Carves the next unused slot: installs its guard page and returns the top of
-    /// its usable stack, or `None` when every slot has been carved.
+    /// Carves the next unused slot and returns the top of its usable stack, or
+    /// `None` when every slot has been carved.
     pub(super) fn carve(&mut self) -> Option<io::Result<NonNull<u8>>> {
         if self.carved == self.slots {
             return None;
         }
-        // The slot's lowest page is its guard; the stack grows down towards it.
-        let guard = self.base.as_ptr().wrapping_add(self.carved * self.slot);
-        if let Err(err) = install_guard(guard, page_size()) {
+        if self.carved == self.guarded
+            && let Err(err) = self.guard_next_slots()
+        {
             return Some(Err(err));
         }
+        // The slot's lowest page is its guard; the stack grows down towards it.
+        let guard = self.base.as_ptr().wrapping_add(self.carved * self.slot);
         self.carved += 1;
         let top = guard.wrapping_add(self.slot);
         if let Some(ids) = &mut self.valgrind_stacks {
@@ -91,6 +107,27 @@ impl Chunk {
         Some(Ok(
             NonNull::new(top).expect("a slot's top is above its base")
         ))
+    }
+
+    /// Installs the guard pages of the next slots: up to [`GUARD_BATCH`] of them
+    /// in one `process_madvise` call where the kernel allows it, else the next
+    /// one alone.
+    fn guard_next_slots(&mut self) -> io::Result<()> {
+        let page = page_size();
+        let count = (self.slots - self.guarded).min(GUARD_BATCH);
+        let guards: Vec<libc::iovec> = (self.guarded..self.guarded + count)
+            .map(|i| libc::iovec {
+                iov_base: self.base.as_ptr().wrapping_add(i * self.slot).cast(),
+                iov_len: page,
+            })
+            .collect();
+        if install_guards(&guards) {
+            self.guarded += count;
+            return Ok(());
+        }
+        install_guard(guards[0].iov_base.cast(), page)?;
+        self.guarded += 1;
+        Ok(())
     }
 
     /// Whether the stack whose top is `top` was carved from this chunk.
@@ -110,6 +147,33 @@ impl Drop for Chunk {
         // drops a chunk only when none of its stacks is in use.
         unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
     }
+}
+
+/// Installs every range of `guards` as guard pages in one system call; false if
+/// the kernel cannot (older than 6.13, or without `PIDFD_SELF`), and then never
+/// tried again.
+fn install_guards(guards: &[libc::iovec]) -> bool {
+    if GUARD_BATCH_UNSUPPORTED.load(Ordering::Relaxed) {
+        return false;
+    }
+    let bytes: usize = guards.iter().map(|g| g.iov_len).sum();
+    // SAFETY: every range lies inside a mapping this module owns, in slots that
+    // no stack uses yet; the kernel only reads the iovec array.
+    let done = unsafe {
+        libc::syscall(
+            libc::SYS_process_madvise,
+            PIDFD_SELF,
+            guards.as_ptr(),
+            guards.len(),
+            MADV_GUARD_INSTALL,
+            0,
+        )
+    };
+    if done == bytes as libc::c_long {
+        return true;
+    }
+    GUARD_BATCH_UNSUPPORTED.store(true, Ordering::Relaxed);
+    false
 }
 
 /// Makes `[addr, addr + len)` fault on access.
