@@ -2,25 +2,15 @@
 //! followed by a usable stack. Slots are carved lazily, so a chunk costs address
 //! space until its stacks are used, and memory only for the pages fibers touch.
 
+use super::advice::{self, MADV_GUARD_INSTALL};
 use super::{overflow, page_size, valgrind};
 use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// `MADV_GUARD_INSTALL` (Linux 6.13): turn the range into guard pages that fault on
-/// any access, without splitting the mapping. Not yet in every libc crate release.
-const MADV_GUARD_INSTALL: libc::c_int = 102;
-
 /// Set once the kernel has refused `MADV_GUARD_INSTALL`, so that later guards go
 /// straight to `mprotect`.
 static GUARD_MADVISE_UNSUPPORTED: AtomicBool = AtomicBool::new(false);
-
-/// Set once the kernel has refused guards through `process_madvise`, so that
-/// later ones are installed one by one.
-static GUARD_BATCH_UNSUPPORTED: AtomicBool = AtomicBool::new(false);
-
-/// `PIDFD_SELF`: "this process" for `process_madvise`, without opening a pidfd.
-const PIDFD_SELF: libc::c_int = -10000;
 
 /// How many guard pages one `process_madvise` call installs (at most `IOV_MAX`).
 /// A batch costs page-table entries, not memory, for the slots not yet used.
@@ -116,12 +106,10 @@ impl Chunk {
         let page = page_size();
         let count = (self.slots - self.guarded).min(GUARD_BATCH);
         let guards: Vec<libc::iovec> = (self.guarded..self.guarded + count)
-            .map(|i| libc::iovec {
-                iov_base: self.base.as_ptr().wrapping_add(i * self.slot).cast(),
-                iov_len: page,
-            })
+            .map(|i| advice::range(self.base.as_ptr().wrapping_add(i * self.slot), page))
             .collect();
-        if install_guards(&guards) {
+        // SAFETY: the ranges are the guard pages of slots not carved yet.
+        if unsafe { advice::advise_all(&guards, MADV_GUARD_INSTALL) } {
             self.guarded += count;
             return Ok(());
         }
@@ -147,33 +135,6 @@ impl Drop for Chunk {
         // drops a chunk only when none of its stacks is in use.
         unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
     }
-}
-
-/// Installs every range of `guards` as guard pages in one system call; false if
-/// the kernel cannot (older than 6.13, or without `PIDFD_SELF`), and then never
-/// tried again.
-fn install_guards(guards: &[libc::iovec]) -> bool {
-    if GUARD_BATCH_UNSUPPORTED.load(Ordering::Relaxed) {
-        return false;
-    }
-    let bytes: usize = guards.iter().map(|g| g.iov_len).sum();
-    // SAFETY: every range lies inside a mapping this module owns, in slots that
-    // no stack uses yet; the kernel only reads the iovec array.
-    let done = unsafe {
-        libc::syscall(
-            libc::SYS_process_madvise,
-            PIDFD_SELF,
-            guards.as_ptr(),
-            guards.len(),
-            MADV_GUARD_INSTALL,
-            0,
-        )
-    };
-    if done == bytes as libc::c_long {
-        return true;
-    }
-    GUARD_BATCH_UNSUPPORTED.store(true, Ordering::Relaxed);
-    false
 }
 
 /// Makes `[addr, addr + len)` fault on access.

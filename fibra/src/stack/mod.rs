@@ -18,6 +18,7 @@
 //! signal stack, prints that a fiber's stack overflowed, and aborts, as Rust does
 //! for a thread's stack.
 
+mod advice;
 mod chunk;
 mod overflow;
 mod pool;

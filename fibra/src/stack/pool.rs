@@ -2,20 +2,30 @@
 //!
 //! Fibers never leave the thread that made them, so neither do their stacks, and
 //! the pool needs no lock. A freed stack goes on a free list and the next fiber
-//! of the same size takes it without a system call. Only when the free list is
-//! empty does the pool carve a new slot from a chunk (one `madvise` for its guard),
-//! and only when the chunks are full does it reserve another, each twice the size
-//! of the last so that a million stacks take a few hundred mappings.
+//! of the same size takes it without a system call, and with its memory still
+//! mapped (a first touch of a page costs microseconds on a VM). Only when the
+//! free list is empty does the pool carve a new slot from a chunk (guards are
+//! installed a batch at a time), and only when the chunks are full does it
+//! reserve another, each twice the size of the last so that a million stacks
+//! take a few hundred mappings.
+//!
+//! Freed stacks keep their memory up to [`WARM_HIGH`] per size; past that, the
+//! memory of the oldest is given back to the kernel in batches (one system call
+//! for up to a thousand stacks), leaving [`WARM_LOW`] warm.
 
+use super::advice::{self, MAX_RANGES};
 use super::chunk::Chunk;
 use super::{overflow, page_size};
 use std::cell::RefCell;
 use std::io;
 use std::ptr::NonNull;
 
-/// Free stacks kept with their memory; past this many, a freed stack's pages are
-/// returned to the kernel (its address space stays in the pool).
-const WARM_STACKS: usize = 64;
+/// Free stacks of one size kept with their memory: when more than `WARM_HIGH`
+/// are, the oldest give their memory back (their address space stays in the
+/// pool) until `WARM_LOW` are left. A fiber usually touches one or two pages,
+/// so this keeps some 10–30 MiB warm per stack size.
+const WARM_HIGH: usize = 4096;
+const WARM_LOW: usize = 2048;
 /// Slots in a size class's first chunk; each later chunk doubles, up to
 /// [`MAX_CHUNK_BYTES`].
 const FIRST_CHUNK_SLOTS: usize = 16;
@@ -46,7 +56,10 @@ struct Pool {
 /// The stacks of one size.
 struct SizeClass {
     size: usize,
+    /// Free stacks, oldest first; those before `warm_from` have given their
+    /// memory back.
     free: Vec<NonNull<u8>>,
+    warm_from: usize,
     chunks: Vec<Chunk>,
     /// Stacks handed out and not yet given back.
     in_use: usize,
@@ -68,6 +81,7 @@ impl Pool {
                 self.classes.push(SizeClass {
                     size,
                     free: Vec::new(),
+                    warm_from: 0,
                     chunks: Vec::new(),
                     in_use: 0,
                 });
@@ -75,7 +89,10 @@ impl Pool {
             }
         };
         let top = match class.free.pop() {
-            Some(top) => top,
+            Some(top) => {
+                class.warm_from = class.warm_from.min(class.free.len());
+                top
+            }
             None => class.carve()?,
         };
         class.in_use += 1;
@@ -89,19 +106,36 @@ impl Pool {
         };
         debug_assert!(class.chunks.iter().any(|c| c.holds(top)));
         class.in_use -= 1;
-        if class.free.len() >= WARM_STACKS {
-            let bottom = top.as_ptr().wrapping_sub(size);
-            // SAFETY: [bottom, top) is the usable part of a stack that nothing uses
-            // any more; MADV_DONTNEED drops its pages (the next touch reads zeros)
-            // and leaves the guard page below it in place. Failure only means the
-            // memory stays resident, so the result is not checked.
-            unsafe { libc::madvise(bottom.cast(), size, libc::MADV_DONTNEED) };
-        }
         class.free.push(top);
+        if class.free.len() - class.warm_from > WARM_HIGH {
+            class.cool_down();
+        }
     }
 }
 
 impl SizeClass {
+    /// Gives back the memory of the oldest warm free stacks, leaving
+    /// [`WARM_LOW`] warm.
+    fn cool_down(&mut self) {
+        let end = self.free.len() - WARM_LOW;
+        for batch in self.free[self.warm_from..end].chunks(MAX_RANGES) {
+            let ranges: Vec<libc::iovec> = batch
+                .iter()
+                .map(|top| advice::range(top.as_ptr().wrapping_sub(self.size), self.size))
+                .collect();
+            // SAFETY: each range is the usable part of a free stack; dropping its
+            // pages (the next touch reads zeros) leaves its guard page in place.
+            if !unsafe { advice::advise_all(&ranges, libc::MADV_DONTNEED) } {
+                for range in &ranges {
+                    // SAFETY: as above, one stack at a time. Failure only means
+                    // the memory stays resident, so the result is not checked.
+                    unsafe { libc::madvise(range.iov_base, range.iov_len, libc::MADV_DONTNEED) };
+                }
+            }
+        }
+        self.warm_from = end;
+    }
+
     fn carve(&mut self) -> io::Result<NonNull<u8>> {
         if let Some(top) = self.chunks.last_mut().and_then(Chunk::carve) {
             return top;
