@@ -44,6 +44,7 @@ mod blocking;
 pub mod fiber;
 pub mod generator;
 pub mod net;
+pub mod ractor;
 pub mod runtime;
 mod stack;
 pub mod time;

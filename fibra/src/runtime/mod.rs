@@ -67,6 +67,7 @@ mod remote;
 pub(crate) mod scheduler;
 mod task;
 mod timers;
+pub(crate) mod waiter;
 
 pub use join::{JoinError, JoinHandle, spawn};
 pub use remote::Unparker;

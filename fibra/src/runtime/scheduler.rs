@@ -130,6 +130,11 @@ impl Scheduler {
             .expect("fibra: this must be called from a green thread")
     }
 
+    /// Whether a green thread is running (rather than the scheduler's own loop).
+    pub(crate) fn is_running_a_thread(&self) -> bool {
+        self.running.get().is_some()
+    }
+
     pub(crate) fn unparker(&self, task: TaskId) -> Unparker {
         Unparker {
             remote: self.remote.clone(),

@@ -1,0 +1,426 @@
+//! Ractors (Ruby 3's `Ractor`): isolated actors that run in parallel on every
+//! core, with no global lock, isolation checked by the compiler, and messages
+//! moved rather than deep-copied.
+//!
+//! A [`Ractor`] runs a closure — its body — as a green thread on one worker of a
+//! [`Pool`] (one worker OS thread per core by default). Many Ractors share the
+//! workers, so a program may have far more Ractors than cores; each stays on the
+//! worker it was placed on, and may spawn green threads of its own there.
+//!
+//! ```
+//! use fibra::ractor::Ractor;
+//!
+//! // A Ractor that doubles what it is sent, offering each result to a taker.
+//! let doubler = Ractor::new(|ctx| {
+//!     while let Ok(n) = ctx.receive() {
+//!         ctx.yield_value(n * 2).unwrap();
+//!     }
+//!     "done"
+//! });
+//! doubler.send(21).unwrap();
+//! assert_eq!(doubler.take(), Ok(42));
+//! doubler.close_incoming();
+//! assert_eq!(doubler.join().unwrap(), "done");
+//! ```
+//!
+//! # Messaging
+//!
+//! - **Push**: [`Ractor::send`] queues a message in the Ractor's incoming port;
+//!   the body gets it with [`Context::receive`], in order.
+//! - **Pull**: the body offers a value with [`Context::yield_value`], which waits
+//!   until a taker has it (Ruby's rendezvous); [`Ractor::take`] waits for an
+//!   offer. [`select`] takes from whichever of several Ractors offers first.
+//! - **Closing**: either port can be closed from either side; a send to a closed
+//!   port returns the message in an error, a receive or take from a closed and
+//!   drained port returns an error at once. When the body returns or panics,
+//!   both ports close, waking everyone who waits.
+//! - **Errors**: a panic in a body reaches [`Ractor::join`] as a
+//!   [`RemoteError`] with the payload, and every taker as
+//!   [`TakeError::Panicked`] with the message.
+//!
+//! Waiting works from anywhere: inside a Ractor or another green thread it parks
+//! only that green thread; on a plain OS thread (such as `main`) it blocks that
+//! thread.
+//!
+//! # Isolation, checked by the compiler
+//!
+//! Ruby checks at run time that a Ractor touches no shared mutable object, and
+//! deep-copies every message that is not shareable. fibra's types make the
+//! same guarantees before the program runs:
+//!
+//! | Ruby, at run time | fibra, at compile time |
+//! |---|---|
+//! | the block may not refer to outer variables (`ArgumentError`) | the body is `Send + 'static`: it owns what it captures |
+//! | a message is deep-copied, or moved with `move: true` | a message is `Send` and is moved, never copied; a sender that keeps a copy clones it first |
+//! | only shareable (deeply frozen) objects are shared | shared data is `Sync` behind an [`Arc`] ([`make_shareable`]) |
+//! | `Ractor::IsolationError` on access to another Ractor's objects | values that are neither `Send` nor `Sync` (an `Rc`, a `RefCell`, a green `Mutex`) cannot cross |
+//!
+//! # Ruby names
+//!
+//! | Ruby | fibra |
+//! |---|---|
+//! | `Ractor.new { … }` | [`Ractor::new`]`(\|ctx\| …)`, [`Pool::spawn`] |
+//! | `r.send(v)`, `r << v` | [`Ractor::send`] |
+//! | `Ractor.receive` | [`Context::receive`] |
+//! | `Ractor.yield(v)` | [`Context::yield_value`] |
+//! | `r.take` | [`Ractor::take`] |
+//! | `Ractor.select(r1, r2)` | [`select`]`(&[&r1, &r2])` |
+//! | `r.close_incoming`, `r.close_outgoing` | [`Ractor::close_incoming`], [`Ractor::close_outgoing`] (and the same on [`Context`]) |
+//! | `r.value` | [`Ractor::join`] |
+//! | `Ractor.make_shareable(obj)` | [`make_shareable`]`(value)` → [`Arc`] |
+//! | `Ractor.shareable?(obj)` | the bound `T: Sync` (checked by the compiler) |
+//! | `Ractor::RemoteError`, `Ractor::ClosedError` | [`RemoteError`], [`TakeError`], [`SendError`], [`Closed`] |
+
+mod error;
+mod mailbox;
+mod outbox;
+mod pool;
+
+pub use error::{Closed, RemoteError, SendError, TakeError};
+pub use pool::Pool;
+
+use crate::runtime::scheduler::Cancelled;
+use crate::runtime::waiter::{self, Waiter};
+use mailbox::Mailbox;
+use outbox::Outbox;
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// A Ractor: a handle on an actor running on a worker of a [`Pool`].
+///
+/// `In` is what it receives, `Out` what it yields to takers, `R` what its body
+/// returns. Handles are cheap to clone and may be sent to and shared between
+/// threads and other Ractors.
+pub struct Ractor<In, Out = (), R = ()> {
+    ports: Arc<Ports<In, Out>>,
+    outcome: Arc<Outcome<R>>,
+    id: u64,
+}
+
+struct Ports<In, Out> {
+    incoming: Mailbox<In>,
+    outgoing: Outbox<Out>,
+}
+
+/// What a Ractor's body receives: its own ports.
+pub struct Context<In, Out = ()> {
+    ports: Arc<Ports<In, Out>>,
+}
+
+impl<In, Out, R> Ractor<In, Out, R>
+where
+    In: Send + 'static,
+    Out: Send + 'static,
+    R: Send + 'static,
+{
+    /// Starts a Ractor running `body` on the process-wide pool (one worker per
+    /// core, started on first use).
+    pub fn new<F>(body: F) -> Self
+    where
+        F: FnOnce(&Context<In, Out>) -> R + Send + 'static,
+    {
+        pool::global().spawn(body)
+    }
+}
+
+impl<In, Out, R> Ractor<In, Out, R> {
+    /// Queues `message` in the Ractor's incoming port (Ruby's `Ractor#send`).
+    ///
+    /// # Errors
+    ///
+    /// The message comes back in a [`SendError`] if the port is closed.
+    pub fn send(&self, message: In) -> Result<(), SendError<In>> {
+        self.ports.incoming.send(message)
+    }
+
+    /// Waits for the Ractor to offer a value with [`Context::yield_value`] and
+    /// takes it (Ruby's `Ractor#take`).
+    ///
+    /// # Errors
+    ///
+    /// [`TakeError`] at once if the outgoing port is closed or the Ractor has
+    /// finished (with the panic message if it panicked).
+    pub fn take(&self) -> Result<Out, TakeError> {
+        self.ports.outgoing.take()
+    }
+
+    /// Waits for the Ractor's body to finish and returns what it returned
+    /// (Ruby's `Ractor#value`).
+    ///
+    /// # Errors
+    ///
+    /// [`RemoteError`] if it panicked (with the payload) or was cancelled, or if
+    /// another handle already took the value.
+    pub fn join(self) -> Result<R, RemoteError> {
+        self.outcome.wait()
+    }
+
+    /// Whether the body has finished.
+    pub fn is_finished(&self) -> bool {
+        self.outcome.lock().finished
+    }
+
+    /// Closes the incoming port: sends fail from now on, and the body's
+    /// `receive` fails once it has drained what was sent before. Returns whether
+    /// the port was open.
+    pub fn close_incoming(&self) -> bool {
+        self.ports.incoming.close()
+    }
+
+    /// Closes the outgoing port: takers and the body's `yield_value` fail from
+    /// now on. Returns whether the port was open.
+    pub fn close_outgoing(&self) -> bool {
+        self.ports.outgoing.close(TakeError::Closed)
+    }
+
+    /// A number that names this Ractor for the life of the process.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl<In, Out, R> Clone for Ractor<In, Out, R> {
+    fn clone(&self) -> Self {
+        Ractor {
+            ports: self.ports.clone(),
+            outcome: self.outcome.clone(),
+            id: self.id,
+        }
+    }
+}
+
+impl<In, Out, R> fmt::Debug for Ractor<In, Out, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ractor")
+            .field("id", &self.id)
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}
+
+impl<In, Out> Context<In, Out> {
+    /// Waits for the next message (Ruby's `Ractor.receive`).
+    ///
+    /// # Errors
+    ///
+    /// [`Closed`] once the incoming port is closed and every message sent
+    /// before has been received.
+    pub fn receive(&self) -> Result<In, Closed> {
+        self.ports.incoming.receive()
+    }
+
+    /// The next message if one has arrived, without waiting.
+    ///
+    /// # Errors
+    ///
+    /// [`Closed`] if the port is closed and drained.
+    pub fn try_receive(&self) -> Result<Option<In>, Closed> {
+        self.ports.incoming.try_receive()
+    }
+
+    /// Offers `value` to takers and waits until one has taken it (Ruby's
+    /// `Ractor.yield`).
+    ///
+    /// # Errors
+    ///
+    /// The value comes back in [`Closed`] if the outgoing port is closed
+    /// (before or while waiting).
+    pub fn yield_value(&self, value: Out) -> Result<(), Closed<Out>> {
+        self.ports.outgoing.offer(value)
+    }
+
+    /// Closes this Ractor's incoming port (see [`Ractor::close_incoming`]).
+    pub fn close_incoming(&self) -> bool {
+        self.ports.incoming.close()
+    }
+
+    /// Closes this Ractor's outgoing port (see [`Ractor::close_outgoing`]).
+    pub fn close_outgoing(&self) -> bool {
+        self.ports.outgoing.close(TakeError::Closed)
+    }
+}
+
+impl Pool {
+    /// Starts a Ractor running `body` on the least loaded worker of this pool.
+    pub fn spawn<In, Out, R, F>(&self, body: F) -> Ractor<In, Out, R>
+    where
+        F: FnOnce(&Context<In, Out>) -> R + Send + 'static,
+        In: Send + 'static,
+        Out: Send + 'static,
+        R: Send + 'static,
+    {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let ports = Arc::new(Ports {
+            incoming: Mailbox::new(),
+            outgoing: Outbox::new(),
+        });
+        let outcome = Arc::new(Outcome::new());
+        let ending = Ending {
+            ports: ports.clone(),
+            outcome: outcome.clone(),
+            done: false,
+        };
+        self.place(Box::new(move || {
+            let context = Context {
+                ports: ending.ports.clone(),
+            };
+            let result = panic::catch_unwind(AssertUnwindSafe(|| body(&context)));
+            ending.finish(match result {
+                Ok(value) => Ok(value),
+                Err(payload) if payload.is::<Cancelled>() => Err(RemoteError::Cancelled),
+                Err(payload) => Err(RemoteError::Panicked(payload)),
+            });
+        }));
+        Ractor {
+            ports,
+            outcome,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+}
+
+/// Ends a Ractor: closes its ports and records its outcome. Owned by the job
+/// that runs the body, so that a job dropped before it ran (its pool closed
+/// first) still ends its Ractor, as cancelled, and nobody waits forever.
+struct Ending<In, Out, R> {
+    ports: Arc<Ports<In, Out>>,
+    outcome: Arc<Outcome<R>>,
+    done: bool,
+}
+
+impl<In, Out, R> Ending<In, Out, R> {
+    fn finish(mut self, value: Result<R, RemoteError>) {
+        self.end(value);
+    }
+
+    fn end(&mut self, value: Result<R, RemoteError>) {
+        self.done = true;
+        let reason = match &value {
+            Ok(_) | Err(RemoteError::AlreadyJoined) => TakeError::Closed,
+            Err(RemoteError::Cancelled) => TakeError::Cancelled,
+            Err(err) => {
+                TakeError::Panicked(err.message().unwrap_or("a non-string payload").to_string())
+            }
+        };
+        self.ports.incoming.close();
+        self.ports.outgoing.close(reason);
+        self.outcome.finish(value);
+    }
+}
+
+impl<In, Out, R> Drop for Ending<In, Out, R> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.end(Err(RemoteError::Cancelled));
+        }
+    }
+}
+
+/// The final value of a Ractor, and who waits for it.
+struct Outcome<R> {
+    state: Mutex<OutcomeState<R>>,
+}
+
+struct OutcomeState<R> {
+    finished: bool,
+    value: Option<Result<R, RemoteError>>,
+    joiners: Vec<Waiter>,
+}
+
+impl<R> Outcome<R> {
+    fn new() -> Outcome<R> {
+        Outcome {
+            state: Mutex::new(OutcomeState {
+                finished: false,
+                value: None,
+                joiners: Vec::new(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, OutcomeState<R>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn finish(&self, value: Result<R, RemoteError>) {
+        let joiners = {
+            let mut state = self.lock();
+            state.finished = true;
+            state.value = Some(value);
+            std::mem::take(&mut state.joiners)
+        };
+        joiners.iter().for_each(Waiter::wake);
+    }
+
+    fn wait(&self) -> Result<R, RemoteError> {
+        loop {
+            {
+                let mut state = self.lock();
+                if state.finished {
+                    return state
+                        .value
+                        .take()
+                        .unwrap_or(Err(RemoteError::AlreadyJoined));
+                }
+                state.joiners.push(Waiter::current());
+            }
+            waiter::wait();
+        }
+    }
+}
+
+/// Takes from whichever of `ractors` offers a value first (Ruby's
+/// `Ractor.select`); returns its index with the value, or with the error of a
+/// Ractor whose outgoing port is closed.
+///
+/// ```
+/// use fibra::ractor::{Ractor, select};
+///
+/// let slow = Ractor::new(|ctx: &fibra::ractor::Context<(), &str>| {
+///     let _ = ctx.receive(); // offers nothing until told to
+/// });
+/// let fast = Ractor::new(|ctx: &fibra::ractor::Context<(), &str>| ctx.yield_value("fast").unwrap());
+/// assert_eq!(select(&[&slow, &fast]), (1, Ok("fast")));
+/// slow.close_incoming();
+/// ```
+///
+/// # Panics
+///
+/// If `ractors` is empty.
+pub fn select<In, Out, R>(ractors: &[&Ractor<In, Out, R>]) -> (usize, Result<Out, TakeError>) {
+    assert!(
+        !ractors.is_empty(),
+        "fibra: select needs at least one Ractor"
+    );
+    loop {
+        for (index, ractor) in ractors.iter().enumerate() {
+            if let Some(outcome) = ractor.ports.outgoing.try_take(true) {
+                return (index, outcome);
+            }
+        }
+        waiter::wait();
+    }
+}
+
+/// Makes `value` shareable between Ractors without copying (Ruby's
+/// `Ractor.make_shareable`): immutable (`Sync`), reference-counted. Clones of
+/// the [`Arc`] are cheap and may be sent anywhere.
+///
+/// ```
+/// use fibra::ractor::{Ractor, make_shareable};
+///
+/// let table = make_shareable(vec![1u64, 2, 3]);
+/// let readers: Vec<_> = (0..3)
+///     .map(|i| {
+///         let table = table.clone();
+///         Ractor::new(move |_: &fibra::ractor::Context<()>| table[i] * 10)
+///     })
+///     .collect();
+/// let read: Vec<u64> = readers.into_iter().map(|r| r.join().unwrap()).collect();
+/// assert_eq!(read, [10, 20, 30]);
+/// ```
+pub fn make_shareable<T: Send + Sync>(value: T) -> Arc<T> {
+    Arc::new(value)
+}

@@ -1,0 +1,120 @@
+//! A Ractor's outgoing port (Ruby's `Ractor.yield` / `Ractor#take`): a
+//! rendezvous. The Ractor offers one value and waits until a taker has it; a
+//! taker waits until a value is offered. Any number of threads may take, from
+//! anywhere; each value goes to exactly one of them.
+
+use super::error::{Closed, TakeError};
+use crate::runtime::waiter::{self, Waiter};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+pub(super) struct Outbox<T> {
+    state: Mutex<State<T>>,
+}
+
+struct State<T> {
+    offered: Option<T>,
+    /// Set when the port closes; the error takers get from then on.
+    closed: Option<TakeError>,
+    /// The Ractor's thread, while it waits for its offer to be taken.
+    yielder: Option<Waiter>,
+    /// Threads waiting for an offer (woken all at once when one comes).
+    takers: Vec<Waiter>,
+}
+
+impl<T> Outbox<T> {
+    pub(super) fn new() -> Outbox<T> {
+        Outbox {
+            state: Mutex::new(State {
+                offered: None,
+                closed: None,
+                yielder: None,
+                takers: Vec::new(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State<T>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Offers `value` and waits until it is taken; hands it back if the port is
+    /// (or becomes, while waiting) closed.
+    pub(super) fn offer(&self, value: T) -> Result<(), Closed<T>> {
+        let takers = {
+            let mut state = self.lock();
+            if state.closed.is_some() {
+                return Err(Closed(value));
+            }
+            state.offered = Some(value);
+            std::mem::take(&mut state.takers)
+        };
+        takers.iter().for_each(Waiter::wake);
+        loop {
+            {
+                let mut state = self.lock();
+                if state.offered.is_none() {
+                    return Ok(());
+                }
+                if state.closed.is_some() {
+                    return Err(Closed(state.offered.take().expect("checked just above")));
+                }
+                state.yielder = Some(Waiter::current());
+            }
+            waiter::wait();
+        }
+    }
+
+    /// Takes the offered value if there is one: `None` if nothing is offered and
+    /// the port is open; registers the caller to be woken at the next offer when
+    /// `register` is set.
+    pub(super) fn try_take(&self, register: bool) -> Option<Result<T, TakeError>> {
+        let (value, yielder) = {
+            let mut state = self.lock();
+            match state.offered.take() {
+                Some(value) => (value, state.yielder.take()),
+                None => {
+                    if let Some(err) = &state.closed {
+                        return Some(Err(err.clone()));
+                    }
+                    if register {
+                        state.takers.push(Waiter::current());
+                    }
+                    return None;
+                }
+            }
+        };
+        if let Some(yielder) = yielder {
+            yielder.wake();
+        }
+        Some(Ok(value))
+    }
+
+    /// Waits for a value and takes it.
+    pub(super) fn take(&self) -> Result<T, TakeError> {
+        loop {
+            if let Some(outcome) = self.try_take(true) {
+                return outcome;
+            }
+            waiter::wait();
+        }
+    }
+
+    /// Closes the port with the error takers will get: a value on offer is
+    /// handed back to the yielder, which is woken. Returns whether it was open.
+    pub(super) fn close(&self, reason: TakeError) -> bool {
+        let (was_open, yielder, takers) = {
+            let mut state = self.lock();
+            let was_open = state.closed.is_none();
+            if was_open {
+                state.closed = Some(reason);
+            }
+            (
+                was_open,
+                state.yielder.take(),
+                std::mem::take(&mut state.takers),
+            )
+        };
+        yielder.iter().chain(&takers).for_each(Waiter::wake);
+        was_open
+    }
+}

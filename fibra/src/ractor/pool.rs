@@ -1,0 +1,182 @@
+//! The worker pool: a fixed set of OS threads, each running a green-thread
+//! runtime, that host Ractors. A Ractor is placed on the least loaded worker when
+//! it is made and stays there: its body and every green thread it spawns run on
+//! that worker's OS thread, so nothing on their stacks ever changes thread.
+
+use crate::runtime::{self, Unparker};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::thread;
+
+/// Work handed to a worker: starts a Ractor's body as a green thread there.
+pub(super) type Job = Box<dyn FnOnce() + Send>;
+
+/// A set of worker OS threads that run Ractors (one per core by default).
+///
+/// [`Ractor::new`](super::Ractor::new) uses a pool shared by the whole process,
+/// started on first use with one worker per core. Make a `Pool` of your own to
+/// choose the number of workers, or to end its Ractors when it is dropped:
+/// dropping a pool cancels the Ractors still running on it — each unwinds, so
+/// its destructors run — and waits for its workers to exit.
+///
+/// ```
+/// use fibra::ractor::Pool;
+///
+/// let pool = Pool::new(2);
+/// let squares: Vec<_> = (1..=4u64).map(|n| pool.spawn(move |_: &fibra::ractor::Context<(), ()>| n * n)).collect();
+/// let total: u64 = squares.into_iter().map(|r| r.join().unwrap()).sum();
+/// assert_eq!(total, 30);
+/// ```
+pub struct Pool {
+    workers: Arc<[Worker]>,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+struct Worker {
+    inbox: Mutex<Inbox>,
+    /// Ractors placed on this worker and not yet finished.
+    load: AtomicUsize,
+}
+
+#[derive(Default)]
+struct Inbox {
+    jobs: Vec<Job>,
+    /// The worker's dispatching green thread, when it is parked for want of jobs.
+    waiting: Option<Unparker>,
+    closing: bool,
+}
+
+impl Pool {
+    /// Starts `workers` OS threads (at least one).
+    ///
+    /// # Panics
+    ///
+    /// If the OS refuses a thread.
+    pub fn new(workers: usize) -> Pool {
+        let workers: Arc<[Worker]> = (0..workers.max(1))
+            .map(|_| Worker {
+                inbox: Mutex::new(Inbox::default()),
+                load: AtomicUsize::new(0),
+            })
+            .collect();
+        let threads = (0..workers.len())
+            .map(|index| {
+                let workers = workers.clone();
+                thread::Builder::new()
+                    .name(format!("fibra-ractor-{index}"))
+                    .spawn(move || runtime::run(move || dispatch(&workers[index])))
+                    .expect("fibra: cannot start a worker thread")
+            })
+            .collect();
+        Pool { workers, threads }
+    }
+
+    /// The number of worker threads.
+    pub fn workers(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Places `job` on the least loaded worker, where it runs as a green thread
+    /// of its own.
+    pub(super) fn place(&self, job: Job) {
+        let (index, worker) = self
+            .workers
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, w)| w.load.load(Ordering::Relaxed))
+            .expect("a pool has at least one worker");
+        worker.load.fetch_add(1, Ordering::Relaxed);
+        let workers = self.workers.clone();
+        let job: Job = Box::new(move || {
+            // Released however the job ends (it may unwind when cancelled).
+            let _placed = Placed(&workers[index]);
+            job();
+        });
+        let waiting = {
+            let mut inbox = worker.inbox.lock().unwrap_or_else(PoisonError::into_inner);
+            inbox.jobs.push(job);
+            inbox.waiting.take()
+        };
+        if let Some(dispatcher) = waiting {
+            dispatcher.unpark();
+        }
+    }
+}
+
+/// A job's claim on its worker's load, released when the job ends.
+struct Placed<'a>(&'a Worker);
+
+impl Drop for Placed<'_> {
+    fn drop(&mut self) {
+        self.0.load.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A worker's first green thread: starts each job it is handed as a green
+/// thread of its own, and returns (ending the worker's runtime, which cancels
+/// the Ractors still running) when the pool closes.
+fn dispatch(worker: &Worker) {
+    loop {
+        let jobs = {
+            let mut inbox = worker.inbox.lock().unwrap_or_else(PoisonError::into_inner);
+            if inbox.closing {
+                break;
+            }
+            if inbox.jobs.is_empty() {
+                inbox.waiting = Some(runtime::current().unparker());
+            }
+            std::mem::take(&mut inbox.jobs)
+        };
+        if jobs.is_empty() {
+            runtime::park();
+        }
+        for job in jobs {
+            drop(runtime::spawn(job));
+        }
+    }
+    // Jobs that never started are dropped here, which ends their Ractors as
+    // cancelled; the ones running are cancelled when this runtime ends.
+    let unstarted = std::mem::take(
+        &mut worker
+            .inbox
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .jobs,
+    );
+    drop(unstarted);
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        for worker in self.workers.iter() {
+            let waiting = {
+                let mut inbox = worker.inbox.lock().unwrap_or_else(PoisonError::into_inner);
+                inbox.closing = true;
+                inbox.waiting.take()
+            };
+            if let Some(dispatcher) = waiting {
+                dispatcher.unpark();
+            }
+        }
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+        // A worker whose thread failed leaves its jobs behind: end them too.
+        for worker in self.workers.iter() {
+            let unstarted = std::mem::take(
+                &mut worker
+                    .inbox
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .jobs,
+            );
+            drop(unstarted);
+        }
+    }
+}
+
+/// The process-wide pool, one worker per core, started on first use.
+pub(super) fn global() -> &'static Pool {
+    static GLOBAL: OnceLock<Pool> = OnceLock::new();
+    GLOBAL.get_or_init(|| Pool::new(thread::available_parallelism().map_or(1, |n| n.get())))
+}

@@ -1,0 +1,44 @@
+//! Waiting for another OS thread, from a green thread or from a plain OS
+//! thread alike. Ractor mailboxes are filled and emptied by threads of
+//! different workers (and by threads outside any runtime, such as `main`), so
+//! whoever waits must be wakeable from anywhere: a green thread through its
+//! [`Unparker`], an OS thread through `std::thread::Thread::unpark`.
+
+use super::remote::Unparker;
+use super::scheduler;
+
+/// Wakes one waiting thread, green or not. `Send` and `Sync`.
+#[derive(Clone, Debug)]
+pub(crate) enum Waiter {
+    Green(Unparker),
+    Os(std::thread::Thread),
+}
+
+impl Waiter {
+    /// The calling thread: the running green thread if there is one, else the
+    /// OS thread.
+    pub(crate) fn current() -> Waiter {
+        match scheduler::try_current() {
+            Some(scheduler) if scheduler.is_running_a_thread() => {
+                Waiter::Green(scheduler.unparker(scheduler.running()))
+            }
+            _ => Waiter::Os(std::thread::current()),
+        }
+    }
+
+    pub(crate) fn wake(&self) {
+        match self {
+            Waiter::Green(unparker) => unparker.unpark(),
+            Waiter::Os(thread) => thread.unpark(),
+        }
+    }
+}
+
+/// Blocks the calling thread until a [`Waiter`] for it wakes it, or
+/// spuriously: parks the running green thread, or else the OS thread.
+pub(crate) fn wait() {
+    match scheduler::try_current() {
+        Some(scheduler) if scheduler.is_running_a_thread() => scheduler.park(),
+        _ => std::thread::park(),
+    }
+}
