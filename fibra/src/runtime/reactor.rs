@@ -155,25 +155,23 @@ impl Reactor {
     }
 
     /// Waits up to `timeout` (forever if `None`) for readiness, and wakes the
-    /// threads waiting on what became ready. Returns whether the cross-thread
-    /// waker fired.
+    /// threads waiting on what became ready. (An event of the cross-thread waker
+    /// only ends the wait: the scheduler then takes the remote wakes.)
     pub(super) fn poll(
         &self,
         timeout: Option<Duration>,
         mut wake: impl FnMut(TaskId),
-    ) -> io::Result<bool> {
+    ) -> io::Result<()> {
         let mut events = self.events.borrow_mut();
         match self.poll.borrow_mut().poll(&mut events, timeout) {
             Ok(()) => {}
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => return Ok(false),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => return Ok(()),
             Err(err) => return Err(err),
         }
-        let mut remote = false;
         let mut entries = self.entries.borrow_mut();
         let mut to_wake = Vec::new();
         for event in events.iter() {
             if event.token() == WAKER_TOKEN {
-                remote = true;
                 continue;
             }
             let key = IoKey::from_token(event.token());
@@ -200,6 +198,6 @@ impl Reactor {
         }
         drop(entries);
         to_wake.into_iter().for_each(&mut wake);
-        Ok(remote)
+        Ok(())
     }
 }

@@ -26,6 +26,10 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How long an idle runtime spins for a wake from another OS thread before it
+/// sleeps in the poller.
+const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(20);
+
 thread_local! {
     static CURRENT: RefCell<Option<Rc<Scheduler>>> = const { RefCell::new(None) };
 }
@@ -274,18 +278,36 @@ impl Scheduler {
                 }
                 next
             };
-            let remote = self
-                .reactor
-                .poll(timeout, |task| self.wake(task))
-                .unwrap_or_else(|err| {
-                    panic!("fibra: the IO reactor failed: {err}");
-                });
-            if remote {
-                self.take_remote_wakes(&mut woken);
-            }
+            self.wait_for_events(timeout);
+            self.take_remote_wakes(&mut woken);
             self.timers
                 .borrow_mut()
                 .expire(Instant::now(), |task| self.wake(task));
+        }
+    }
+
+    /// Polls the reactor for ready sockets, sleeping up to `timeout` if it is
+    /// not zero. A runtime with no socket to wait for first spins a little for
+    /// a wake from another OS thread (a message between Ractors), which is far
+    /// cheaper than sleeping and being woken.
+    fn wait_for_events(&self, timeout: Option<Duration>) {
+        let blocking = timeout != Some(Duration::ZERO);
+        if blocking && !self.reactor.has_waiters() && self.remote.spin(SPIN_BEFORE_SLEEP) {
+            return;
+        }
+        let asleep = blocking && self.remote.prepare_to_sleep();
+        let timeout = if asleep {
+            timeout
+        } else {
+            Some(Duration::ZERO)
+        };
+        self.reactor
+            .poll(timeout, |task| self.wake(task))
+            .unwrap_or_else(|err| {
+                panic!("fibra: the IO reactor failed: {err}");
+            });
+        if asleep {
+            self.remote.woke_up();
         }
     }
 
