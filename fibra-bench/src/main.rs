@@ -15,6 +15,7 @@ mod peers;
 mod record;
 mod report;
 mod strace;
+mod worker;
 
 use clap::Parser;
 use clap::builder::{PossibleValue, PossibleValuesParser};

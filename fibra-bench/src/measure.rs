@@ -103,6 +103,28 @@ pub fn best_of(
     best.map_or(Outcome::Failed("no runs".into()), Outcome::Measured)
 }
 
+/// Makes an uncounted warm-up run and then `runs` measured runs, all of the same
+/// size, and keeps the fastest (least ns per event): [`best_of`] for experiments
+/// whose size is part of what they measure (N threads alive at once, 1,000
+/// connections), so that it cannot be scaled to a time.
+pub fn best_of_fixed(runs: usize, mut measure: impl FnMut() -> Outcome<Timed>) -> Outcome<Timed> {
+    if let other @ (Outcome::NotApplicable | Outcome::Failed(_)) = measure() {
+        return other;
+    }
+    let mut best: Option<Timed> = None;
+    for _ in 0..runs {
+        match measure() {
+            Outcome::Measured(t) => {
+                if best.is_none_or(|b| t.ns_each() < b.ns_each()) {
+                    best = Some(t);
+                }
+            }
+            other => return other,
+        }
+    }
+    best.map_or(Outcome::Failed("no runs".into()), Outcome::Measured)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,5 +177,28 @@ mod tests {
         let t = Timed { count: 4, ns: 2 };
         assert_eq!(t.per_sec(), 2e9);
         assert_eq!(t.ns_each(), 0.5);
+    }
+
+    #[test]
+    fn best_of_fixed_skips_the_warm_up_and_stops_at_a_failure() {
+        let mut runs = [50, 300, 100, 200].into_iter();
+        let best = best_of_fixed(3, || {
+            Outcome::Measured(Timed {
+                count: 10,
+                ns: runs.next().unwrap(),
+            })
+        });
+        assert_eq!(best, Outcome::Measured(Timed { count: 10, ns: 100 }));
+        assert_eq!(runs.next(), None);
+        let mut calls = 0;
+        let failed = best_of_fixed(3, || {
+            calls += 1;
+            match calls {
+                2 => Outcome::Failed("hung".into()),
+                _ => Outcome::Measured(Timed { count: 1, ns: 1 }),
+            }
+        });
+        assert_eq!(failed, Outcome::Failed("hung".into()));
+        assert_eq!(calls, 2);
     }
 }

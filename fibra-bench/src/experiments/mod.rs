@@ -4,6 +4,10 @@
 
 mod e1;
 mod e2;
+mod e3;
+mod echo;
+mod rates;
+mod spawn;
 
 use crate::ctx::Ctx;
 use crate::peers::Missing;
@@ -28,11 +32,26 @@ pub struct Experiment {
 pub type Child = fn(&[String]) -> Result<(), String>;
 
 /// Every experiment, in the order they run.
-pub static EXPERIMENTS: &[Experiment] = &[e1::EXPERIMENT, e2::EXPERIMENT];
+pub static EXPERIMENTS: &[Experiment] = &[
+    e1::EXPERIMENT,
+    e2::EXPERIMENT,
+    e3::EXPERIMENT,
+    spawn::EXPERIMENT,
+    echo::EXPERIMENT,
+];
 
 /// The experiment called `name`.
 pub fn find(name: &str) -> Option<&'static Experiment> {
     EXPERIMENTS.iter().find(|e| e.name == name)
+}
+
+/// A tokio runtime on the calling OS thread alone: the peer of fibra's runtime,
+/// which runs its green threads on one OS thread.
+pub fn tokio_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime (an epoll instance and a timer)")
 }
 
 /// What one experiment reports.

@@ -1,0 +1,73 @@
+//! The echo on fibra: one `fibra::run`, a green thread per connection on each
+//! side.
+
+use super::{SERVER_BUFFER, Size};
+use fibra::net::{TcpListener, TcpStream};
+use std::io::{self, Read, Write};
+use std::time::{Duration, Instant};
+
+/// Opens `size.connections` connections to an echo server, then times their
+/// round trips, all made at once.
+pub fn echo(size: Size) -> io::Result<Duration> {
+    fibra::run(move || {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        // Cancelled when `run` returns; the connections' threads end when their
+        // clients close.
+        fibra::spawn(move || -> io::Result<()> {
+            loop {
+                let (conn, _) = listener.accept()?;
+                conn.set_nodelay(true)?;
+                fibra::spawn(move || serve(conn));
+            }
+        });
+        let mut streams = Vec::with_capacity(size.connections);
+        for _ in 0..size.connections {
+            let stream = TcpStream::connect(addr)?;
+            stream.set_nodelay(true)?;
+            streams.push(stream);
+            // A loopback connect completes without parking; let the accept loop
+            // keep the listener's backlog (128) from overflowing, which would
+            // stall a connect for a 1 s SYN retransmission.
+            fibra::runtime::yield_now();
+        }
+        let start = Instant::now();
+        let clients: Vec<_> = streams
+            .into_iter()
+            .enumerate()
+            .map(|(i, stream)| fibra::spawn(move || client(stream, i as u8, size)))
+            .collect();
+        for client in clients {
+            client
+                .join()
+                .map_err(|e| io::Error::other(e.to_string()))??;
+        }
+        Ok(start.elapsed())
+    })
+}
+
+/// Writes back what it reads until the client closes.
+fn serve(mut conn: TcpStream) -> io::Result<()> {
+    let mut buf = [0; SERVER_BUFFER];
+    loop {
+        match conn.read(&mut buf)? {
+            0 => return Ok(()),
+            n => conn.write_all(&buf[..n])?,
+        }
+    }
+}
+
+/// Sends a message of `size.bytes` bytes and reads it back, `size.round_trips`
+/// times.
+fn client(mut stream: TcpStream, fill: u8, size: Size) -> io::Result<()> {
+    let message = vec![fill; size.bytes];
+    let mut back = vec![0; size.bytes];
+    for _ in 0..size.round_trips {
+        stream.write_all(&message)?;
+        stream.read_exact(&mut back)?;
+    }
+    if back != message {
+        return Err(io::Error::other("the echo differs from the message"));
+    }
+    Ok(())
+}

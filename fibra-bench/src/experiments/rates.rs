@@ -1,0 +1,220 @@
+//! What the experiments that measure a rate at a fixed size (`spawn`, `echo`)
+//! share: the loop that measures every runtime, and the rows and verdict of
+//! their tables.
+
+use super::Section;
+use crate::ctx::{Ctx, RUNS};
+use crate::measure::{Outcome, Timed, best_of_fixed};
+use crate::peers::process::{self, RunError};
+use crate::peers::{Launcher, Missing, Unavailable};
+use crate::report::{Row, progress, times};
+use crate::worker::Worker;
+
+/// How a runtime is measured.
+pub enum Runner<A> {
+    /// In this process (on a [`Worker`] thread), given the experiment's size.
+    InProcess(fn(A) -> Result<Timed, String>),
+    /// A peer program, given the experiment's size as command-line arguments.
+    External(Launcher),
+}
+
+pub struct Runtime<A> {
+    pub name: &'static str,
+    /// How the runtime does the work, for the table's notes.
+    pub how: &'static str,
+    pub runner: Runner<A>,
+}
+
+/// One experiment's runs: its name (for progress lines), the size handed to
+/// in-process runners, the same as peers' arguments, and the parser of the
+/// peers' line.
+pub struct Plan<'a, A> {
+    pub experiment: &'static str,
+    pub size: A,
+    pub peer_args: &'a [String],
+    pub parse: &'a dyn Fn(&str) -> Result<Timed, String>,
+}
+
+/// Measures each runtime: a warm-up run and [`RUNS`] counted ones, the fastest
+/// kept. Missing peers go to `section`; returns each other runtime's outcome
+/// and a note saying how it does the work.
+pub fn measure_all<A: Copy + Send + 'static>(
+    ctx: &Ctx,
+    plan: &Plan<A>,
+    runtimes: Vec<Runtime<A>>,
+    section: &mut Section,
+) -> (Vec<(&'static str, Outcome<Timed>)>, Vec<String>) {
+    let mut results = Vec::new();
+    let mut notes = Vec::new();
+    for runtime in runtimes {
+        let name = runtime.name;
+        let what = plan.experiment;
+        progress(Some(&format!("{what}: preparing {name}")));
+        let mut once: Box<dyn FnMut() -> Result<Timed, String> + '_> = match runtime.runner {
+            Runner::InProcess(f) => {
+                let mut worker = Worker::new(name);
+                let size = plan.size;
+                Box::new(move || worker.run(ctx.timeout, move || f(size)).and_then(|r| r))
+            }
+            Runner::External(launcher) => match launcher.prepare(ctx) {
+                Ok(peer) => Box::new(move || {
+                    let mut cmd = peer.command();
+                    cmd.args(plan.peer_args);
+                    let stdout =
+                        process::run(&mut cmd, ctx.timeout).map_err(|e: RunError| e.to_string())?;
+                    (plan.parse)(&stdout)
+                }),
+                Err(Unavailable::Missing(hint)) => {
+                    section.missing.push(Missing {
+                        name: name.into(),
+                        hint,
+                    });
+                    continue;
+                }
+                Err(Unavailable::Broken(why)) => {
+                    results.push((name, Outcome::Failed(why)));
+                    continue;
+                }
+            },
+        };
+        let mut run = 0;
+        let outcome = best_of_fixed(RUNS, || {
+            let which = match run {
+                0 => "warm-up run".to_string(),
+                _ => format!("run {run}/{RUNS}"),
+            };
+            progress(Some(&format!("{what}: {name} ({which})")));
+            run += 1;
+            Outcome::from_result(once())
+        });
+        notes.push(format!("{name}: {}", runtime.how));
+        results.push((name, outcome));
+    }
+    (results, notes)
+}
+
+/// fibra's rate, if it was measured.
+pub fn fibra_rate(results: &[(&str, Outcome<Timed>)]) -> Option<f64> {
+    results.iter().find_map(|(name, o)| match o {
+        Outcome::Measured(t) if *name == "fibra" => Some(t.per_sec()),
+        _ => None,
+    })
+}
+
+/// The rows of a table of rates: measured runtimes fastest first, each its name,
+/// `cells` and its rate's ratio to fibra's; then the others, with why.
+pub fn rows(results: &[(&str, Outcome<Timed>)], cells: impl Fn(Timed) -> Vec<String>) -> Vec<Row> {
+    let fibra = fibra_rate(results);
+    let mut measured: Vec<(&str, Timed)> = results
+        .iter()
+        .filter_map(|(name, o)| match o {
+            Outcome::Measured(t) => Some((*name, *t)),
+            _ => None,
+        })
+        .collect();
+    measured.sort_by(|a, b| b.1.per_sec().total_cmp(&a.1.per_sec()));
+    let mut rows: Vec<Row> = measured
+        .into_iter()
+        .map(|(name, t)| {
+            let mut row = vec![name.to_string()];
+            row.extend(cells(t));
+            row.push(fibra.map_or("-".into(), |f| times(t.per_sec() / f)));
+            Row::Cells(row)
+        })
+        .collect();
+    rows.extend(results.iter().filter_map(|(name, o)| match o {
+        Outcome::Measured(_) => None,
+        Outcome::NotApplicable => Some(Row::Span(name.to_string(), "n/a".into())),
+        Outcome::Failed(why) => Some(Row::Span(name.to_string(), why.clone())),
+    }));
+    rows
+}
+
+/// Whether fibra's rate is at least each of `peers`': e.g. `target: fibra ≥ go,
+/// tokio: met (1.31× go, 1.05× tokio)`.
+pub fn verdict(results: &[(&str, Outcome<Timed>)], peers: &[&str]) -> String {
+    let head = format!("target: fibra ≥ {}", peers.join(", "));
+    let Some(fibra) = fibra_rate(results) else {
+        return format!("{head}: no fibra figure");
+    };
+    let mut met = true;
+    let mut ratios = Vec::new();
+    for peer in peers {
+        match results.iter().find(|(name, _)| name == peer) {
+            Some((_, Outcome::Measured(t))) => {
+                let ratio = fibra / t.per_sec();
+                met &= ratio >= 1.0;
+                ratios.push(format!("fibra = {} {peer}", times(ratio)));
+            }
+            _ => ratios.push(format!("no {peer} figure")),
+        }
+    }
+    let all = ratios.len() == peers.len() && !ratios.iter().any(|r| r.starts_with("no "));
+    let word = match (met, all) {
+        (false, _) => "MISSED",
+        (true, true) => "met",
+        (true, false) => "met where measured",
+    };
+    format!("{head}: {word} ({})", ratios.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rate(per_sec: u64) -> Outcome<Timed> {
+        Outcome::Measured(Timed {
+            count: per_sec,
+            ns: 1_000_000_000,
+        })
+    }
+
+    #[test]
+    fn rows_fastest_first_with_ratio_to_fibra() {
+        let results = [
+            ("fibra", rate(100)),
+            ("go", rate(200)),
+            ("tokio", Outcome::Failed("timed out after 60 s".into())),
+        ];
+        let rows = rows(&results, |t| vec![t.count.to_string()]);
+        let text: Vec<String> = rows
+            .iter()
+            .map(|r| match r {
+                Row::Cells(c) => c.join(" "),
+                Row::Span(n, why) => format!("{n}: {why}"),
+            })
+            .collect();
+        assert_eq!(
+            text,
+            [
+                "go 200 2.00×",
+                "fibra 100 1.00×",
+                "tokio: timed out after 60 s"
+            ]
+        );
+    }
+
+    #[test]
+    fn verdicts() {
+        let results = [
+            ("fibra", rate(300)),
+            ("go", rate(200)),
+            ("tokio", rate(100)),
+        ];
+        assert_eq!(
+            verdict(&results, &["go", "tokio"]),
+            "target: fibra ≥ go, tokio: met (fibra = 1.50× go, fibra = 3.00× tokio)"
+        );
+        let results = [("fibra", rate(150)), ("go", rate(200))];
+        assert_eq!(
+            verdict(&results, &["go", "tokio"]),
+            "target: fibra ≥ go, tokio: MISSED (fibra = 0.75× go, no tokio figure)"
+        );
+        let results = [("fibra", rate(300)), ("go", rate(200))];
+        assert!(verdict(&results, &["go", "tokio"]).contains(": met where measured ("));
+        assert_eq!(
+            verdict(&[("go", rate(1))], &["go"]),
+            "target: fibra ≥ go: no fibra figure"
+        );
+    }
+}

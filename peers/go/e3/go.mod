@@ -1,0 +1,3 @@
+module fibra-peers/e3
+
+go 1.21

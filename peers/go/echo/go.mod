@@ -1,0 +1,3 @@
+module fibra-peers/echo
+
+go 1.21

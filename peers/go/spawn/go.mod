@@ -1,0 +1,3 @@
+module fibra-peers/spawn
+
+go 1.21
