@@ -34,6 +34,13 @@ impl<S: Source> Registration<S> {
         &self.source
     }
 
+    /// Records that the socket has nothing more to give in `direction` until the
+    /// reactor says otherwise (after a short read, for example), so that the
+    /// next operation waits instead of failing with `WouldBlock` first.
+    pub(super) fn clear_ready(&self, direction: Direction) {
+        self.scheduler.reactor.clear_ready(self.key, direction);
+    }
+
     /// Runs `op` until it does not report `WouldBlock`, parking the calling
     /// green thread while the socket is not ready in `direction`.
     pub(super) fn io<T>(

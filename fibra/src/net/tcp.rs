@@ -24,6 +24,11 @@ pub(super) fn each_addr<T>(
     Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to use")))
 }
 
+/// How many connections the kernel queues for `accept` (it caps the number at
+/// `net.core.somaxconn`). `std` and mio ask for 128, which a burst of clients
+/// on loopback overflows before the accepting thread runs.
+const LISTEN_BACKLOG: i32 = 1024;
+
 /// A TCP server socket (like [`std::net::TcpListener`]) whose `accept` parks
 /// only the calling green thread.
 ///
@@ -53,14 +58,20 @@ pub struct TcpListener {
 }
 
 impl TcpListener {
-    /// Binds to the first of `addr`'s addresses that works.
+    /// Binds to the first of `addr`'s addresses that works, with `SO_REUSEADDR`
+    /// (as `std` does) and a listen backlog of 1,024.
     ///
     /// # Panics
     ///
     /// Outside a runtime (as every constructor of this module).
     pub fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
         each_addr(addr, |addr| {
-            TcpListener::from_mio(mio::net::TcpListener::bind(addr)?)
+            let domain = socket2::Domain::for_address(addr);
+            let socket = socket2::Socket::new(domain, socket2::Type::STREAM, None)?;
+            socket.set_reuse_address(true)?;
+            socket.bind(&addr.into())?;
+            socket.listen(LISTEN_BACKLOG)?;
+            TcpListener::from_std(socket.into())
         })
     }
 
@@ -192,16 +203,31 @@ impl TcpStream {
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
         self.inner.source().take_error()
     }
+
+    /// A read that filled less than its buffer (and was not end-of-stream)
+    /// emptied the socket: the next read waits for the reactor instead of first
+    /// failing with `WouldBlock`. New data brings a new edge-triggered event,
+    /// so nothing is missed.
+    fn after_read(&self, read: usize, room: usize) {
+        if read > 0 && read < room {
+            self.inner.clear_ready(Direction::Read);
+        }
+    }
 }
 
 impl Read for &TcpStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.io(Direction::Read, |mut s| s.read(buf))
+        let n = self.inner.io(Direction::Read, |mut s| s.read(buf))?;
+        self.after_read(n, buf.len());
+        Ok(n)
     }
 
     fn read_vectored(&mut self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
-        self.inner
-            .io(Direction::Read, |mut s| s.read_vectored(bufs))
+        let n = self
+            .inner
+            .io(Direction::Read, |mut s| s.read_vectored(bufs))?;
+        self.after_read(n, bufs.iter().map(|b| b.len()).sum());
+        Ok(n)
     }
 }
 

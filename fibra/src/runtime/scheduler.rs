@@ -280,9 +280,11 @@ impl Scheduler {
             };
             self.wait_for_events(timeout);
             self.take_remote_wakes(&mut woken);
-            self.timers
-                .borrow_mut()
-                .expire(Instant::now(), |task| self.wake(task));
+            if !self.timers.borrow().is_empty() {
+                self.timers
+                    .borrow_mut()
+                    .expire(Instant::now(), |task| self.wake(task));
+            }
         }
     }
 

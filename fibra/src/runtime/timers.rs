@@ -47,6 +47,10 @@ impl Timers {
             .map(|Reverse((deadline, _, _))| deadline.saturating_duration_since(now))
     }
 
+    pub(super) fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
     /// Removes the entries whose deadline has passed, earliest first.
     pub(super) fn expire(&mut self, now: Instant, mut wake: impl FnMut(TaskId)) {
         while let Some(Reverse((deadline, _, _))) = self.heap.peek() {
