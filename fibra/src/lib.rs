@@ -1,10 +1,17 @@
 //! # fibra
 //!
 //! Ruby's concurrency model — Fibers, Threads and Ractors — for Rust, at the
-//! speed of the hardware. This release holds the foundation: **fibers**, stackful
-//! coroutines whose context switch is a handful of instructions with no system
-//! call, on guarded stacks from a per-thread pool, and **generators** built on
-//! them.
+//! speed of the hardware, without `async` colouring:
+//!
+//! - **Fibers** ([`fiber`], [`Generator`]): stackful coroutines whose context
+//!   switch is a handful of instructions with no system call, on guarded stacks
+//!   from a per-thread pool.
+//! - **Green threads** ([`runtime`]): Ruby's `Thread`. Many on one OS thread;
+//!   a sleep ([`time`]), a socket ([`net`]), a lock or a channel ([`sync`])
+//!   parks only the green thread that waits; [`blocking`] offloads what cannot
+//!   be made non-blocking.
+//! - **Ractors** ([`ractor`]): isolated actors on every core at once, no global
+//!   lock, isolation checked by the compiler, messages moved not copied.
 //!
 //! ```
 //! use fibra::{Fiber, Step};
@@ -33,11 +40,17 @@
 //! | `FiberError` ("dead fiber called", "attempt to resume the current fiber") | `false, "cannot resume dead coroutine"` | `Err(`[`FiberError::Dead`]`)`, `Err(`[`FiberError::Running`]`)` |
 //! | an exception inside a fiber is raised in the resumer | `false, err` from `coroutine.resume` | a panic inside a fiber continues in the resumer ([`std::panic::catch_unwind`] turns it into a value) |
 //!
+//! The modules [`runtime`], [`sync`] and [`ractor`] each map Ruby's names for
+//! their part to fibra's in their own documentation.
+//!
 //! ## Layers
 //!
-//! `arch` (the context switch, one file per CPU), `stack` (guarded stacks and their
-//! pool), [`fiber`] and [`generator`] (the typed, safe API). Every `unsafe` block
-//! lives in those first three and says why it holds.
+//! Bottom up, each using only those below: `arch` (the context switch, one file
+//! per CPU), `stack` (guarded stacks and their pool), [`fiber`] and
+//! [`generator`] (the typed, safe API), [`runtime`] (scheduler, timers, IO
+//! reactor, cross-thread wake), [`time`], [`net`], [`sync`] and [`blocking`],
+//! then [`ractor`]. Every `unsafe` block lives in the first three and says why it
+//! holds.
 
 mod arch;
 mod blocking;
@@ -47,6 +60,7 @@ pub mod net;
 pub mod ractor;
 pub mod runtime;
 mod stack;
+pub mod sync;
 pub mod time;
 
 pub use blocking::blocking;

@@ -1,0 +1,195 @@
+//! The code that crosses OS threads: `Unparker` (other OS threads wake green
+//! threads) and `blocking` (green threads hand work to a pool of OS threads).
+//! These tests exist for their own sake and to give ThreadSanitizer
+//! (`scripts/tsan.sh`) something to watch: many threads at once, every one
+//! of them touching shared state.
+
+use fibra::runtime::{self, Unparker};
+use fibra::{blocking, spawn};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, mpsc};
+use std::thread;
+use std::time::Duration;
+
+const GREEN: usize = 200;
+const OS_THREADS: usize = 8;
+
+#[test]
+fn many_os_threads_unpark_green_threads_at_once() {
+    let woken = fibra::run(|| {
+        // Each green thread waits for its own flag; OS threads set the flags
+        // and unpark, all at once, and also unpark everyone spuriously.
+        let flags: Arc<Vec<AtomicBool>> =
+            Arc::new((0..GREEN).map(|_| AtomicBool::new(false)).collect());
+        let (unparkers_tx, unparkers_rx) = mpsc::channel::<(usize, Unparker)>();
+        let greens: Vec<_> = (0..GREEN)
+            .map(|i| {
+                let (flags, unparkers_tx) = (flags.clone(), unparkers_tx.clone());
+                spawn(move || {
+                    unparkers_tx
+                        .send((i, runtime::current().unparker()))
+                        .unwrap();
+                    let mut parks = 0usize;
+                    while !flags[i].load(Ordering::Acquire) {
+                        runtime::park();
+                        parks += 1;
+                    }
+                    parks
+                })
+            })
+            .collect();
+        drop(unparkers_tx);
+        // Let every green thread register before the OS threads start.
+        runtime::yield_now();
+        let unparkers: Vec<(usize, Unparker)> = unparkers_rx.try_iter().collect();
+        assert_eq!(unparkers.len(), GREEN);
+        let unparkers = Arc::new(unparkers);
+        let start = Arc::new(Barrier::new(OS_THREADS));
+        let os: Vec<_> = (0..OS_THREADS)
+            .map(|t| {
+                let (flags, unparkers, start) = (flags.clone(), unparkers.clone(), start.clone());
+                thread::spawn(move || {
+                    start.wait();
+                    for (i, unparker) in unparkers.iter() {
+                        // A spurious wake-up for everyone...
+                        unparker.unpark();
+                        // ...and the real one for this OS thread's share.
+                        if i % OS_THREADS == t {
+                            flags[*i].store(true, Ordering::Release);
+                            unparker.unpark();
+                        }
+                    }
+                })
+            })
+            .collect();
+        let parks: usize = greens.into_iter().map(|h| h.join().unwrap()).sum();
+        // The green threads ran while the OS threads worked: join them from a
+        // blocking task so this runtime's OS thread never blocks.
+        blocking(move || os.into_iter().for_each(|t| t.join().unwrap()));
+        parks
+    });
+    assert!(woken >= GREEN, "every green thread parked at least once");
+}
+
+#[test]
+fn green_threads_of_two_runtimes_wake_each_other() {
+    // Runtime A and runtime B, each on its own OS thread, play ping-pong:
+    // a green thread of one sets a counter and unparks a green thread of the
+    // other.
+    const ROUNDS: usize = 1000;
+    let counter = Arc::new(AtomicUsize::new(0));
+    let (a_tx, a_rx) = mpsc::channel::<Unparker>();
+    let (b_tx, b_rx) = mpsc::channel::<Unparker>();
+    let player = |me: usize, mine: mpsc::Sender<Unparker>, theirs: mpsc::Receiver<Unparker>| {
+        let counter = counter.clone();
+        thread::spawn(move || {
+            fibra::run(move || {
+                mine.send(runtime::current().unparker()).unwrap();
+                let other = blocking(move || theirs.recv().unwrap());
+                loop {
+                    let n = counter.load(Ordering::Acquire);
+                    if n >= 2 * ROUNDS {
+                        other.unpark();
+                        return;
+                    }
+                    if n % 2 == me {
+                        counter.store(n + 1, Ordering::Release);
+                        other.unpark();
+                    } else {
+                        runtime::park();
+                    }
+                }
+            })
+        })
+    };
+    let a = player(0, a_tx, b_rx);
+    let b = player(1, b_tx, a_rx);
+    a.join().unwrap();
+    b.join().unwrap();
+    assert_eq!(counter.load(Ordering::Acquire), 2 * ROUNDS);
+}
+
+#[test]
+fn unparking_after_the_runtime_ended_is_harmless() {
+    let unparker = fibra::run(|| runtime::current().unparker());
+    thread::spawn(move || unparker.unpark()).join().unwrap();
+}
+
+#[test]
+fn many_green_threads_call_blocking_at_once() {
+    let total = fibra::run(|| {
+        let running = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..GREEN)
+            .map(|i| {
+                let running = running.clone();
+                spawn(move || {
+                    blocking(move || {
+                        running.fetch_add(1, Ordering::AcqRel);
+                        thread::sleep(Duration::from_millis(1));
+                        running.fetch_sub(1, Ordering::AcqRel);
+                        i * 2
+                    })
+                })
+            })
+            .collect();
+        let total: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+        assert_eq!(running.load(Ordering::Acquire), 0);
+        total
+    });
+    assert_eq!(total, (0..GREEN).map(|i| i * 2).sum::<usize>());
+}
+
+#[test]
+fn blocking_from_several_runtimes_at_once() {
+    let runtimes: Vec<_> = (0..4)
+        .map(|r| {
+            thread::spawn(move || {
+                fibra::run(move || {
+                    let handles: Vec<_> = (0..50)
+                        .map(|i| spawn(move || blocking(move || r * 1000 + i)))
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().unwrap())
+                        .sum::<usize>()
+                })
+            })
+        })
+        .collect();
+    for (r, t) in runtimes.into_iter().enumerate() {
+        assert_eq!(
+            t.join().unwrap(),
+            (0..50).map(|i| r * 1000 + i).sum::<usize>()
+        );
+    }
+}
+
+#[test]
+fn a_panic_in_blocking_work_reaches_the_caller() {
+    fibra::run(|| {
+        let handles: Vec<_> = (0..20)
+            .map(|i| {
+                spawn(move || {
+                    blocking(move || {
+                        if i % 2 == 0 {
+                            panic!("blocking work {i} failed");
+                        }
+                        i
+                    })
+                })
+            })
+            .collect();
+        for (i, h) in handles.into_iter().enumerate() {
+            match h.join() {
+                Ok(v) => assert_eq!((i % 2, v), (1, i)),
+                Err(err) => {
+                    assert_eq!(i % 2, 0);
+                    assert_eq!(
+                        err.to_string(),
+                        format!("green thread panicked: blocking work {i} failed")
+                    );
+                }
+            }
+        }
+    });
+}
