@@ -2,7 +2,10 @@
 # Runs fibra's tests (unit and behaviour tests, not doc tests) under valgrind
 # memcheck: any invalid access, use of uninitialised memory or definite leak fails
 # the run. Fiber stacks are registered with valgrind (fibra/src/stack/valgrind.rs),
-# so it sees each context switch as a stack switch.
+# so it sees each context switch as a stack switch. Valgrind does not know
+# process_madvise ("unhandled amd64-linux syscall: 440"): fibra then falls back
+# to one madvise per stack, as on kernels older than 6.13, so that path is the
+# one checked here.
 #
 #   scripts/memcheck.sh            # debug build
 #   scripts/memcheck.sh --release  # optimised build

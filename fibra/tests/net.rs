@@ -210,3 +210,34 @@ fn udp_connected_sockets_talk() {
         assert_eq!(reader.join().unwrap(), b"datagram");
     });
 }
+
+#[test]
+fn end_of_stream_after_a_short_read_is_not_missed() {
+    // The peer's last data and its FIN reach the reader in one readiness event,
+    // which the reactor takes while the reader waits. The reader's read of the
+    // data is short; the end of stream brings no new event, yet the next read
+    // must return 0 at once rather than wait forever.
+    let got = fibra::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server_side, _) = listener.accept().unwrap();
+        let reader = fibra::spawn(move || {
+            // Wait for readability with nothing there yet.
+            server_side.peek(&mut [0; 1]).unwrap();
+            let mut all = Vec::new();
+            let mut buf = [0; 4096];
+            loop {
+                match (&server_side).read(&mut buf).unwrap() {
+                    0 => return all,
+                    n => all.extend_from_slice(&buf[..n]),
+                }
+            }
+        });
+        runtime::yield_now(); // the reader parks in peek
+        // Data and FIN back to back, before the runtime polls again.
+        client.write_all(&[7; 1000]).unwrap();
+        client.shutdown(Shutdown::Write).unwrap();
+        reader.join().unwrap()
+    });
+    assert_eq!(got, vec![7; 1000]);
+}

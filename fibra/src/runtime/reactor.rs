@@ -44,6 +44,11 @@ impl IoKey {
 struct Entry {
     serial: u32,
     ready: [bool; 2],
+    /// Sticky: the peer closed this direction, or the socket failed. Such a
+    /// state brings no new edge-triggered event, so it must outlive a
+    /// `clear_ready` (after a short read, say): the next operation returns at
+    /// once (end of stream, or the error) instead of waiting forever.
+    closed: [bool; 2],
     waiter: [Option<TaskId>; 2],
 }
 
@@ -77,6 +82,7 @@ impl Reactor {
         let index = self.entries.borrow_mut().insert(Entry {
             serial,
             ready: [true; 2],
+            closed: [false; 2],
             waiter: [None; 2],
         });
         let key = IoKey { index, serial };
@@ -117,7 +123,7 @@ impl Reactor {
         self.entries
             .borrow()
             .get(key.index)
-            .is_none_or(|e| e.ready[direction as usize])
+            .is_none_or(|e| e.ready[direction as usize] || e.closed[direction as usize])
     }
 
     /// Records that an operation found the socket not ready: wait for the kernel.
@@ -182,13 +188,18 @@ impl Reactor {
                 continue;
             };
             let failed = event.is_error();
+            let closed = [
+                event.is_read_closed() || failed,
+                event.is_write_closed() || failed,
+            ];
             let ready = [
-                event.is_readable() || event.is_read_closed() || failed,
-                event.is_writable() || event.is_write_closed() || failed,
+                event.is_readable() || closed[0],
+                event.is_writable() || closed[1],
             ];
             for direction in [Direction::Read, Direction::Write] {
                 if ready[direction as usize] {
                     entry.ready[direction as usize] = true;
+                    entry.closed[direction as usize] |= closed[direction as usize];
                     if let Some(task) = entry.waiter[direction as usize].take() {
                         self.waiting.set(self.waiting.get() - 1);
                         to_wake.push(task);
