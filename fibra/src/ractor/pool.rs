@@ -4,6 +4,7 @@
 //! that worker's OS thread, so nothing on their stacks ever changes thread.
 
 use crate::runtime::{self, Unparker};
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread;
@@ -131,7 +132,9 @@ fn dispatch(worker: &Worker) {
             runtime::park();
         }
         for job in jobs {
-            drop(runtime::spawn(job));
+            // A spawn that fails (no stack could be had) drops the job, which
+            // ends its Ractor as cancelled; the dispatcher itself goes on.
+            let _ = panic::catch_unwind(AssertUnwindSafe(|| drop(runtime::spawn(job))));
         }
     }
     // Jobs that never started are dropped here, which ends their Ractors as
