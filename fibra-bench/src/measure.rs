@@ -92,9 +92,7 @@ pub fn best_of(
     for _ in 0..runs {
         match measure(n) {
             Outcome::Measured(t) => {
-                if best.is_none_or(|b| t.ns_each() < b.ns_each()) {
-                    best = Some(t);
-                }
+                best = Some(best.map_or(t, |b| b.best(t)));
                 n = sizing.next(n, t.ns);
             }
             other => return other,
@@ -103,26 +101,59 @@ pub fn best_of(
     best.map_or(Outcome::Failed("no runs".into()), Outcome::Measured)
 }
 
-/// Makes an uncounted warm-up run and then `runs` measured runs, all of the same
-/// size, and keeps the fastest (least ns per event): [`best_of`] for experiments
-/// whose size is part of what they measure (N threads alive at once, 1,000
-/// connections), so that it cannot be scaled to a time.
-pub fn best_of_fixed(runs: usize, mut measure: impl FnMut() -> Outcome<Timed>) -> Outcome<Timed> {
-    if let other @ (Outcome::NotApplicable | Outcome::Failed(_)) = measure() {
+/// A figure that can be measured several times, of which the best is kept.
+pub trait Best: Copy {
+    /// The better of two runs' figures (noise only ever makes a run slower).
+    fn best(self, other: Self) -> Self;
+}
+
+impl Best for Timed {
+    /// The run with the least ns per event; the earlier one on a tie.
+    fn best(self, other: Timed) -> Timed {
+        if other.ns_each() < self.ns_each() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// Makes an uncounted warm-up run (if `warm_up`) and then `runs` measured runs,
+/// all of the same size, and keeps the best (for [`Timed`], the least ns per
+/// event): [`best_of`] for experiments whose size is part of what they measure
+/// (N threads alive at once, 1,000 connections), so that it cannot be scaled
+/// to a time. Measuring stops at the first run that does not produce a figure.
+pub fn best_of_fixed<T: Best>(
+    runs: usize,
+    warm_up: bool,
+    mut measure: impl FnMut() -> Outcome<T>,
+) -> Outcome<T> {
+    if warm_up && let other @ (Outcome::NotApplicable | Outcome::Failed(_)) = measure() {
         return other;
     }
-    let mut best: Option<Timed> = None;
+    let mut best: Option<T> = None;
     for _ in 0..runs {
         match measure() {
-            Outcome::Measured(t) => {
-                if best.is_none_or(|b| t.ns_each() < b.ns_each()) {
-                    best = Some(t);
-                }
-            }
+            Outcome::Measured(t) => best = Some(best.map_or(t, |b| b.best(t))),
             other => return other,
         }
     }
     best.map_or(Outcome::Failed("no runs".into()), Outcome::Measured)
+}
+
+/// The measured runtimes among `results`, with their figures.
+pub fn measured<'a, T>(
+    results: &'a [(&'a str, Outcome<T>)],
+) -> impl Iterator<Item = (&'a str, &'a T)> + 'a {
+    results.iter().filter_map(|(name, o)| match o {
+        Outcome::Measured(t) => Some((*name, t)),
+        _ => None,
+    })
+}
+
+/// The figure of the runtime called `name`, if it was measured.
+pub fn figure_of<'a, T>(results: &'a [(&'a str, Outcome<T>)], name: &str) -> Option<&'a T> {
+    measured(results).find_map(|(n, t)| (n == name).then_some(t))
 }
 
 #[cfg(test)]
@@ -182,7 +213,7 @@ mod tests {
     #[test]
     fn best_of_fixed_skips_the_warm_up_and_stops_at_a_failure() {
         let mut runs = [50, 300, 100, 200].into_iter();
-        let best = best_of_fixed(3, || {
+        let best = best_of_fixed(3, true, || {
             Outcome::Measured(Timed {
                 count: 10,
                 ns: runs.next().unwrap(),
@@ -191,7 +222,7 @@ mod tests {
         assert_eq!(best, Outcome::Measured(Timed { count: 10, ns: 100 }));
         assert_eq!(runs.next(), None);
         let mut calls = 0;
-        let failed = best_of_fixed(3, || {
+        let failed = best_of_fixed(3, true, || {
             calls += 1;
             match calls {
                 2 => Outcome::Failed("hung".into()),
@@ -200,5 +231,30 @@ mod tests {
         });
         assert_eq!(failed, Outcome::Failed("hung".into()));
         assert_eq!(calls, 2);
+    }
+
+    #[test]
+    fn best_of_fixed_without_a_warm_up_counts_every_run() {
+        let mut runs = [50, 300, 100].into_iter();
+        let best = best_of_fixed(3, false, || {
+            Outcome::Measured(Timed {
+                count: 10,
+                ns: runs.next().unwrap(),
+            })
+        });
+        assert_eq!(best, Outcome::Measured(Timed { count: 10, ns: 50 }));
+    }
+
+    #[test]
+    fn picks_out_measured_figures() {
+        let results = [
+            ("fibra", Outcome::Measured(1)),
+            ("go", Outcome::Failed("crashed".into())),
+            ("tokio", Outcome::Measured(3)),
+        ];
+        let names: Vec<(&str, i32)> = measured(&results).map(|(n, t)| (n, *t)).collect();
+        assert_eq!(names, [("fibra", 1), ("tokio", 3)]);
+        assert_eq!(figure_of(&results, "tokio"), Some(&3));
+        assert_eq!(figure_of(&results, "go"), None);
     }
 }

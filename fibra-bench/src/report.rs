@@ -1,5 +1,6 @@
 //! Tables for the terminal, and the number formats they use.
 
+use crate::measure::Outcome;
 use std::fmt;
 use std::io::{IsTerminal, Write};
 
@@ -48,6 +49,19 @@ impl fmt::Display for Table {
         }
         Ok(())
     }
+}
+
+/// A row for each runtime of `results` that has no figure, saying why ("n/a",
+/// "timed out after 60 s"…), to follow the measured ones.
+pub fn unmeasured_rows<T>(results: &[(&str, Outcome<T>)]) -> Vec<Row> {
+    results
+        .iter()
+        .filter_map(|(name, o)| match o {
+            Outcome::Measured(_) => None,
+            Outcome::NotApplicable => Some(Row::Span(name.to_string(), "n/a".into())),
+            Outcome::Failed(why) => Some(Row::Span(name.to_string(), why.clone())),
+        })
+        .collect()
 }
 
 fn write_cells(f: &mut fmt::Formatter<'_>, widths: &[usize], cells: &[String]) -> fmt::Result {

@@ -6,11 +6,13 @@ mod e1;
 mod e2;
 mod e3;
 mod echo;
+mod pingpong;
 mod rates;
+mod scale;
 mod spawn;
 
 use crate::ctx::Ctx;
-use crate::peers::Missing;
+use crate::peers::{Missing, Unavailable};
 use crate::record::Record;
 use crate::report::Table;
 use std::fmt;
@@ -38,6 +40,8 @@ pub static EXPERIMENTS: &[Experiment] = &[
     e3::EXPERIMENT,
     spawn::EXPERIMENT,
     echo::EXPERIMENT,
+    pingpong::EXPERIMENT,
+    scale::EXPERIMENT,
 ];
 
 /// The experiment called `name`.
@@ -60,6 +64,23 @@ pub struct Section {
     pub tables: Vec<Table>,
     pub records: Vec<Record>,
     pub missing: Vec<Missing>,
+}
+
+impl Section {
+    /// Deals with a peer called `name` that cannot run: a missing one is listed
+    /// in `missing` (`None`); a broken one gives the text for its table row.
+    pub fn unavailable(&mut self, name: &str, why: Unavailable) -> Option<String> {
+        match why {
+            Unavailable::Missing(hint) => {
+                self.missing.push(Missing {
+                    name: name.into(),
+                    hint,
+                });
+                None
+            }
+            Unavailable::Broken(why) => Some(why),
+        }
+    }
 }
 
 impl fmt::Display for Section {

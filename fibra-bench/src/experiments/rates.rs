@@ -1,84 +1,87 @@
-//! What the experiments that measure a rate at a fixed size (`spawn`, `echo`)
-//! share: the loop that measures every runtime, and the rows and verdict of
-//! their tables.
+//! What the experiments that measure every runtime at one fixed size share: the
+//! loop that measures each runtime (`spawn`, `echo`, E3, `ractor-pingpong`), and
+//! the rows and verdict of tables of rates.
 
 use super::Section;
 use crate::ctx::{Ctx, RUNS};
-use crate::measure::{Outcome, Timed, best_of_fixed};
+use crate::measure::{Best, Outcome, Timed, best_of_fixed, figure_of, measured};
+use crate::peers::Launcher;
 use crate::peers::process::{self, RunError};
-use crate::peers::{Launcher, Missing, Unavailable};
-use crate::report::{Row, progress, times};
+use crate::report::{Row, progress, times, unmeasured_rows};
 use crate::worker::Worker;
 
 /// How a runtime is measured.
-pub enum Runner<A> {
+pub enum Runner<A, T = Timed> {
     /// In this process (on a [`Worker`] thread), given the experiment's size.
-    InProcess(fn(A) -> Result<Timed, String>),
+    InProcess(fn(A) -> Result<T, String>),
     /// A peer program, given the experiment's size as command-line arguments.
     External(Launcher),
+    /// A peer program that does the work in more than one way: given the size,
+    /// then the way, e.g. `threads` or `ractors`.
+    Mode(Launcher, &'static str),
 }
 
-pub struct Runtime<A> {
+pub struct Runtime<A, T = Timed> {
     pub name: &'static str,
     /// How the runtime does the work, for the table's notes.
     pub how: &'static str,
-    pub runner: Runner<A>,
+    pub runner: Runner<A, T>,
 }
 
 /// One experiment's runs: its name (for progress lines), the size handed to
-/// in-process runners, the same as peers' arguments, and the parser of the
-/// peers' line.
-pub struct Plan<'a, A> {
+/// in-process runners, the same as peers' arguments, the parser of the peers'
+/// line, and whether an uncounted warm-up run comes first.
+pub struct Plan<'a, A, T = Timed> {
     pub experiment: &'static str,
     pub size: A,
     pub peer_args: &'a [String],
-    pub parse: &'a dyn Fn(&str) -> Result<Timed, String>,
+    pub parse: &'a dyn Fn(&str) -> Result<T, String>,
+    pub warm_up: bool,
 }
 
-/// Measures each runtime: a warm-up run and [`RUNS`] counted ones, the fastest
-/// kept. Missing peers go to `section`; returns each other runtime's outcome
-/// and a note saying how it does the work.
-pub fn measure_all<A: Copy + Send + 'static>(
+/// Measures each runtime: a warm-up run if the plan asks for one, and [`RUNS`]
+/// counted ones, the best kept. Missing peers go to `section`; returns each
+/// other runtime's outcome and a note saying how it does the work.
+pub fn measure_all<A: Copy + Send + 'static, T: Best + Send + 'static>(
     ctx: &Ctx,
-    plan: &Plan<A>,
-    runtimes: Vec<Runtime<A>>,
+    plan: &Plan<A, T>,
+    runtimes: Vec<Runtime<A, T>>,
     section: &mut Section,
-) -> (Vec<(&'static str, Outcome<Timed>)>, Vec<String>) {
+) -> (Vec<(&'static str, Outcome<T>)>, Vec<String>) {
     let mut results = Vec::new();
     let mut notes = Vec::new();
     for runtime in runtimes {
         let name = runtime.name;
         let what = plan.experiment;
         progress(Some(&format!("{what}: preparing {name}")));
-        let mut once: Box<dyn FnMut() -> Result<Timed, String> + '_> = match runtime.runner {
+        let mode = match runtime.runner {
+            Runner::Mode(_, mode) => Some(mode),
+            _ => None,
+        };
+        let mut once: Box<dyn FnMut() -> Result<T, String> + '_> = match runtime.runner {
             Runner::InProcess(f) => {
                 let mut worker = Worker::new(name);
                 let size = plan.size;
                 Box::new(move || worker.run(ctx.timeout, move || f(size)).and_then(|r| r))
             }
-            Runner::External(launcher) => match launcher.prepare(ctx) {
+            Runner::External(launcher) | Runner::Mode(launcher, _) => match launcher.prepare(ctx) {
                 Ok(peer) => Box::new(move || {
                     let mut cmd = peer.command();
-                    cmd.args(plan.peer_args);
+                    cmd.args(plan.peer_args).args(mode);
                     let stdout =
                         process::run(&mut cmd, ctx.timeout).map_err(|e: RunError| e.to_string())?;
                     (plan.parse)(&stdout)
                 }),
-                Err(Unavailable::Missing(hint)) => {
-                    section.missing.push(Missing {
-                        name: name.into(),
-                        hint,
-                    });
-                    continue;
-                }
-                Err(Unavailable::Broken(why)) => {
-                    results.push((name, Outcome::Failed(why)));
+                Err(why) => {
+                    if let Some(why) = section.unavailable(name, why) {
+                        results.push((name, Outcome::Failed(why)));
+                    }
                     continue;
                 }
             },
         };
-        let mut run = 0;
-        let outcome = best_of_fixed(RUNS, || {
+        let mut run = usize::from(!plan.warm_up);
+        let outcome = best_of_fixed(RUNS, plan.warm_up, || {
             let which = match run {
                 0 => "warm-up run".to_string(),
                 _ => format!("run {run}/{RUNS}"),
@@ -95,23 +98,14 @@ pub fn measure_all<A: Copy + Send + 'static>(
 
 /// fibra's rate, if it was measured.
 pub fn fibra_rate(results: &[(&str, Outcome<Timed>)]) -> Option<f64> {
-    results.iter().find_map(|(name, o)| match o {
-        Outcome::Measured(t) if *name == "fibra" => Some(t.per_sec()),
-        _ => None,
-    })
+    figure_of(results, "fibra").map(|t| t.per_sec())
 }
 
 /// The rows of a table of rates: measured runtimes fastest first, each its name,
 /// `cells` and its rate's ratio to fibra's; then the others, with why.
 pub fn rows(results: &[(&str, Outcome<Timed>)], cells: impl Fn(Timed) -> Vec<String>) -> Vec<Row> {
     let fibra = fibra_rate(results);
-    let mut measured: Vec<(&str, Timed)> = results
-        .iter()
-        .filter_map(|(name, o)| match o {
-            Outcome::Measured(t) => Some((*name, *t)),
-            _ => None,
-        })
-        .collect();
+    let mut measured: Vec<(&str, Timed)> = measured(results).map(|(n, t)| (n, *t)).collect();
     measured.sort_by(|a, b| b.1.per_sec().total_cmp(&a.1.per_sec()));
     let mut rows: Vec<Row> = measured
         .into_iter()
@@ -122,11 +116,7 @@ pub fn rows(results: &[(&str, Outcome<Timed>)], cells: impl Fn(Timed) -> Vec<Str
             Row::Cells(row)
         })
         .collect();
-    rows.extend(results.iter().filter_map(|(name, o)| match o {
-        Outcome::Measured(_) => None,
-        Outcome::NotApplicable => Some(Row::Span(name.to_string(), "n/a".into())),
-        Outcome::Failed(why) => Some(Row::Span(name.to_string(), why.clone())),
-    }));
+    rows.extend(unmeasured_rows(results));
     rows
 }
 

@@ -54,6 +54,10 @@ pub enum Launcher {
         source: &'static str,
         flags: &'static [&'static str],
     },
+    /// This very program, as the child program of the experiment called so
+    /// (`fibra-bench --child <experiment>`): fibra measured in a process of its
+    /// own, e.g. under strace.
+    Child(&'static str),
 }
 
 /// A peer ready to run: a program and the arguments that come before the
@@ -126,6 +130,14 @@ impl Launcher {
                 Ok(Prepared {
                     program,
                     args: Vec::new(),
+                })
+            }
+            Launcher::Child(experiment) => {
+                let program =
+                    std::env::current_exe().map_err(|e| Unavailable::Broken(e.to_string()))?;
+                Ok(Prepared {
+                    program,
+                    args: vec!["--child".into(), experiment.into()],
                 })
             }
             Launcher::Java { source: rel, flags } => {

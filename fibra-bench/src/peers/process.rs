@@ -52,6 +52,12 @@ const EXIT_UNSUPPORTED: i32 = 3;
 /// Runs `cmd` with stdin closed, killing it after `timeout`; returns its stdout
 /// when it exits successfully.
 pub fn run(cmd: &mut Command, timeout: Duration) -> Result<String, RunError> {
+    run_capturing(cmd, timeout).map(|(stdout, _)| stdout)
+}
+
+/// [`run`], returning what the program printed on stderr too (a peer may say
+/// there why it did less than it was asked).
+pub fn run_capturing(cmd: &mut Command, timeout: Duration) -> Result<(String, String), RunError> {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -82,7 +88,7 @@ pub fn run(cmd: &mut Command, timeout: Duration) -> Result<String, RunError> {
     };
     let (stdout, stderr) = (collect(stdout), collect(stderr));
     if status.success() {
-        return Ok(stdout);
+        return Ok((stdout, stderr));
     }
     if status.code() == Some(EXIT_UNSUPPORTED) && stderr.contains("unsupported") {
         return Err(RunError::Unsupported);
@@ -118,6 +124,12 @@ mod tests {
             run(&mut sh("echo switches=4"), LIMIT).unwrap(),
             "switches=4\n"
         );
+    }
+
+    #[test]
+    fn captures_stderr_on_success() {
+        let (out, err) = run_capturing(&mut sh("echo n=1; echo stopped >&2"), LIMIT).unwrap();
+        assert_eq!((out.as_str(), err.as_str()), ("n=1\n", "stopped\n"));
     }
 
     #[test]

@@ -7,12 +7,12 @@ mod fibra;
 
 use super::{Experiment, Section};
 use crate::ctx::{Ctx, RUNS};
-use crate::measure::{Outcome, Sizing, Timed, best_of};
+use crate::measure::{Outcome, Sizing, Timed, best_of, figure_of, measured};
 use crate::peers::process::{self, RunError};
 use crate::peers::protocol::parse_line;
-use crate::peers::{Compiler, Launcher, Missing, Prepared, Unavailable};
-use crate::record::Record;
-use crate::report::{Row, Table, eng, progress, short, times};
+use crate::peers::{Compiler, Launcher, Prepared};
+use crate::record::{self, Record};
+use crate::report::{Row, Table, eng, progress, short, times, unmeasured_rows};
 use std::time::Duration;
 
 pub const EXPERIMENT: Experiment = Experiment {
@@ -106,11 +106,6 @@ const FLOORS_NOTE: &str = "floor-gpr: a called asm switch saving rbx, rbp, r12â€
 
 fn runtimes() -> Vec<Runtime> {
     use Runner::{External, InProcess};
-    let script = |interpreter, package, script| Launcher::Script {
-        interpreter,
-        package,
-        script,
-    };
     let mut list = vec![
         Runtime {
             name: "fibra",
@@ -165,26 +160,26 @@ fn runtimes() -> Vec<Runtime> {
                 package: "libc6-dev",
             }),
         },
-        Runtime {
-            name: "lua5.1",
-            runner: External(script("lua5.1", "lua5.1", "lua/e1.lua")),
-        },
-        Runtime {
-            name: "lua5.4",
-            runner: External(script("lua5.4", "lua5.4", "lua/e1.lua")),
-        },
-        Runtime {
-            name: "luajit",
-            runner: External(script("luajit", "luajit", "lua/e1.lua")),
-        },
-        Runtime {
-            name: "ruby",
-            runner: External(script("ruby", "ruby", "ruby/e1.rb")),
-        },
-        Runtime {
-            name: "jruby",
-            runner: External(script("jruby", "jruby", "ruby/e1.rb")),
-        },
+    ]);
+    // Interpreters whose command and Debian package are both called `name`.
+    list.extend(
+        [
+            ("lua5.1", "lua/e1.lua"),
+            ("lua5.4", "lua/e1.lua"),
+            ("luajit", "lua/e1.lua"),
+            ("ruby", "ruby/e1.rb"),
+            ("jruby", "ruby/e1.rb"),
+        ]
+        .map(|(name, script)| Runtime {
+            name,
+            runner: External(Launcher::Script {
+                interpreter: name,
+                package: name,
+                script,
+            }),
+        }),
+    );
+    list.extend([
         Runtime {
             name: "go",
             runner: External(Launcher::Go { module: "go/e1" }),
@@ -235,21 +230,19 @@ fn run(ctx: &Ctx) -> Section {
                 Ok(peer) => Variant::ALL
                     .map(|v| measure(v, &|n| run_peer(ctx, &peer, v, n)))
                     .to_vec(),
-                Err(Unavailable::Missing(hint)) => {
-                    section.missing.push(Missing {
-                        name: name.into(),
-                        hint,
-                    });
-                    continue;
-                }
-                Err(Unavailable::Broken(why)) => vec![Outcome::Failed(why); Variant::ALL.len()],
+                Err(why) => match section.unavailable(name, why) {
+                    Some(why) => vec![Outcome::Failed(why); Variant::ALL.len()],
+                    None => continue,
+                },
             },
         };
         results.push((name, outcomes));
     }
     for (i, variant) in Variant::ALL.into_iter().enumerate() {
-        let column: Vec<(&str, &Outcome<Timed>)> =
-            results.iter().map(|(name, o)| (*name, &o[i])).collect();
+        let column: Vec<(&str, Outcome<Timed>)> = results
+            .iter()
+            .map(|(name, o)| (*name, o[i].clone()))
+            .collect();
         section.tables.push(table(ctx, variant, &column));
         section.records.extend(records(variant, &column));
     }
@@ -279,18 +272,9 @@ fn run_peer(ctx: &Ctx, peer: &Prepared, variant: Variant, n: u64) -> Outcome<Tim
 }
 
 /// The table of one variant: measured runtimes fastest first, then the rest.
-fn table(ctx: &Ctx, variant: Variant, column: &[(&str, &Outcome<Timed>)]) -> Table {
-    let fibra = column.iter().find_map(|(name, o)| match o {
-        Outcome::Measured(t) if *name == "fibra" => Some(t.per_sec()),
-        _ => None,
-    });
-    let mut measured: Vec<(&str, Timed)> = column
-        .iter()
-        .filter_map(|(name, o)| match o {
-            Outcome::Measured(t) => Some((*name, *t)),
-            _ => None,
-        })
-        .collect();
+fn table(ctx: &Ctx, variant: Variant, column: &[(&str, Outcome<Timed>)]) -> Table {
+    let fibra = figure_of(column, "fibra").map(|t| t.per_sec());
+    let mut measured: Vec<(&str, Timed)> = measured(column).map(|(n, t)| (n, *t)).collect();
     measured.sort_by(|a, b| b.1.per_sec().total_cmp(&a.1.per_sec()));
     let mut rows: Vec<Row> = measured
         .into_iter()
@@ -304,11 +288,7 @@ fn table(ctx: &Ctx, variant: Variant, column: &[(&str, &Outcome<Timed>)]) -> Tab
             ])
         })
         .collect();
-    rows.extend(column.iter().filter_map(|(name, o)| match o {
-        Outcome::Measured(_) => None,
-        Outcome::NotApplicable => Some(Row::Span(name.to_string(), "n/a".into())),
-        Outcome::Failed(why) => Some(Row::Span(name.to_string(), why.clone())),
-    }));
+    rows.extend(unmeasured_rows(column));
     Table {
         title: variant.title(ctx),
         columns: vec![
@@ -323,24 +303,11 @@ fn table(ctx: &Ctx, variant: Variant, column: &[(&str, &Outcome<Timed>)]) -> Tab
     }
 }
 
-fn records(variant: Variant, column: &[(&str, &Outcome<Timed>)]) -> Vec<Record> {
-    let record = |runtime: &str, metric, value, unit| Record {
-        experiment: EXPERIMENT.name,
-        variant: variant.arg().into(),
-        runtime: runtime.into(),
-        metric,
-        value,
-        unit,
-    };
-    column
-        .iter()
-        .filter_map(|(name, o)| match o {
-            Outcome::Measured(t) => Some([
-                record(name, "switches_per_s", t.per_sec(), "1/s"),
-                record(name, "ns_per_switch", t.ns_each(), "ns"),
-            ]),
-            _ => None,
-        })
-        .flatten()
-        .collect()
+fn records(variant: Variant, column: &[(&str, Outcome<Timed>)]) -> Vec<Record> {
+    record::of_measured(EXPERIMENT.name, variant.arg(), column, |t| {
+        vec![
+            ("switches_per_s", t.per_sec(), "1/s"),
+            ("ns_per_switch", t.ns_each(), "ns"),
+        ]
+    })
 }

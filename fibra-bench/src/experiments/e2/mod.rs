@@ -9,7 +9,7 @@ mod child;
 use super::{Experiment, Section};
 use crate::ctx::Ctx;
 use crate::peers::protocol::parse_line;
-use crate::peers::{Compiler, Launcher, Missing, Prepared, Unavailable, find_program};
+use crate::peers::{Compiler, Launcher, Missing, Prepared, find_program};
 use crate::record::Record;
 use crate::report::{Row, Table, grouped, progress, short};
 use crate::strace::count_syscalls;
@@ -58,18 +58,25 @@ fn run(ctx: &Ctx) -> Section {
     };
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    for (name, peer) in [("fibra", fibra_child()), ("swapcontext", swapcontext(ctx))] {
-        let peer = match peer {
+    let peers = [
+        ("fibra", Launcher::Child(EXPERIMENT.name)),
+        (
+            "swapcontext",
+            Launcher::Native {
+                compiler: Compiler::C,
+                source: "c/e2_swapcontext.c",
+                libs: &[],
+                package: "libc6-dev",
+            },
+        ),
+    ];
+    for (name, launcher) in peers {
+        let peer = match launcher.prepare(ctx) {
             Ok(peer) => peer,
-            Err(Unavailable::Missing(hint)) => {
-                section.missing.push(Missing {
-                    name: name.into(),
-                    hint,
-                });
-                continue;
-            }
-            Err(Unavailable::Broken(why)) => {
-                rows.push(Row::Span(name.into(), why));
+            Err(why) => {
+                if let Some(why) = section.unavailable(name, why) {
+                    rows.push(Row::Span(name.into(), why));
+                }
                 continue;
             }
         };
@@ -129,25 +136,6 @@ fn run(ctx: &Ctx) -> Section {
         notes,
     });
     section
-}
-
-/// This very program, re-run as fibra's E2 child.
-fn fibra_child() -> Result<Prepared, Unavailable> {
-    let exe = std::env::current_exe().map_err(|e| Unavailable::Broken(e.to_string()))?;
-    Ok(Prepared {
-        program: exe,
-        args: vec!["--child".into(), EXPERIMENT.name.into()],
-    })
-}
-
-fn swapcontext(ctx: &Ctx) -> Result<Prepared, Unavailable> {
-    Launcher::Native {
-        compiler: Compiler::C,
-        source: "c/e2_swapcontext.c",
-        libs: &[],
-        package: "libc6-dev",
-    }
-    .prepare(ctx)
 }
 
 /// Runs `peer` at size `n` under strace.

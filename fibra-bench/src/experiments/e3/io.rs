@@ -3,16 +3,15 @@
 //! scales the sleeps down by a constant factor (the figure of interest, the
 //! threads' overhead over the longest sleep, does not grow with them).
 
-use super::{EXPERIMENT, fibra, tokio};
+use super::{EXPERIMENT, Times, fibra, tokio};
 use crate::ctx::{Ctx, RUNS};
 use crate::experiments::Section;
-use crate::measure::Outcome;
-use crate::peers::process::{self, RunError};
+use crate::experiments::rates::{self, Plan, Runner, Runtime};
+use crate::measure::{Outcome, figure_of};
+use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
-use crate::peers::{Launcher, Missing, Prepared, Unavailable};
-use crate::record::Record;
-use crate::report::{Row, Table, progress, times};
-use crate::worker::Worker;
+use crate::record::{self, Record};
+use crate::report::Table;
 use std::time::Duration;
 
 /// The seed's sleeps, in milliseconds.
@@ -38,56 +37,22 @@ fn sleeps_ms(ctx: &Ctx) -> [u64; 3] {
     SEED_MS.map(|ms| ms / divisor(ctx))
 }
 
-/// One run's figures: the sleeps one after another, and in a thread each.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Times {
-    pub sequential: Duration,
-    pub threaded: Duration,
-}
-
-impl Times {
-    /// The better of two runs, figure by figure (noise only ever adds time).
-    fn best(self, other: Times) -> Times {
-        Times {
-            sequential: self.sequential.min(other.sequential),
-            threaded: self.threaded.min(other.threaded),
-        }
-    }
-}
-
-/// How a runtime is measured.
-enum Runner {
-    /// In this process, given the sleeps.
-    InProcess(fn(&[Duration]) -> Times),
-    /// A peer program speaking the E3 IO protocol: `io <ms> <ms> <ms>` in,
-    /// `sequential_ns=<int> threaded_ns=<int>` out.
-    External(Launcher),
-}
-
-struct Runtime {
-    name: &'static str,
-    /// What its threads are, for the table's notes.
-    threads: &'static str,
-    runner: Runner,
-}
-
-fn runtimes() -> [Runtime; 4] {
-    use Runner::{External, InProcess};
-    [
+fn runtimes() -> Vec<Runtime<[Duration; 3], Times>> {
+    vec![
         Runtime {
             name: "fibra",
-            threads: "green threads (fibra::spawn, fibra::time::sleep)",
-            runner: InProcess(fibra::io),
+            how: "green threads (fibra::spawn, fibra::time::sleep)",
+            runner: Runner::InProcess(|sleeps| Ok(fibra::io(&sleeps))),
         },
         Runtime {
             name: "tokio",
-            threads: "tasks on a current-thread runtime (tokio::time::sleep)",
-            runner: InProcess(tokio::io),
+            how: "tasks on a current-thread runtime (tokio::time::sleep)",
+            runner: Runner::InProcess(|sleeps| Ok(tokio::io(&sleeps))),
         },
         Runtime {
             name: "ruby",
-            threads: "Thread.new { sleep s }",
-            runner: External(Launcher::Script {
+            how: "Thread.new { sleep s }",
+            runner: Runner::External(Launcher::Script {
                 interpreter: "ruby",
                 package: "ruby",
                 script: "ruby/e3.rb",
@@ -95,73 +60,33 @@ fn runtimes() -> [Runtime; 4] {
         },
         Runtime {
             name: "go",
-            threads: "goroutines with GOMAXPROCS=1 (time.Sleep)",
-            runner: External(Launcher::Go { module: "go/e3" }),
+            how: "goroutines with GOMAXPROCS=1 (time.Sleep)",
+            runner: Runner::External(Launcher::Go { module: "go/e3" }),
         },
     ]
 }
 
-/// Measures every runtime and adds the IO table to `section`.
+/// Measures every runtime (no warm-up: a sleep needs none) and adds the IO
+/// table to `section`.
 pub fn run(ctx: &Ctx, section: &mut Section) {
     let sleeps_ms = sleeps_ms(ctx);
-    let sleeps = sleeps_ms.map(Duration::from_millis);
-    let mut results: Vec<(&str, Outcome<Times>)> = Vec::new();
-    let mut notes = Vec::new();
-    for runtime in runtimes() {
-        let name = runtime.name;
-        progress(Some(&format!("e3 io: preparing {name}")));
-        let mut once: Box<dyn FnMut() -> Result<Times, String> + '_> = match runtime.runner {
-            Runner::InProcess(f) => {
-                let mut worker = Worker::new(name);
-                Box::new(move || worker.run(ctx.timeout, move || f(&sleeps)))
-            }
-            Runner::External(launcher) => match launcher.prepare(ctx) {
-                Ok(peer) => Box::new(move || run_peer(ctx, &peer, &sleeps_ms)),
-                Err(Unavailable::Missing(hint)) => {
-                    section.missing.push(Missing {
-                        name: name.into(),
-                        hint,
-                    });
-                    continue;
-                }
-                Err(Unavailable::Broken(why)) => {
-                    results.push((name, Outcome::Failed(why)));
-                    continue;
-                }
-            },
-        };
-        let mut best: Option<Times> = None;
-        let mut outcome = None;
-        for run in 1..=RUNS {
-            progress(Some(&format!("e3 io: {name} (run {run}/{RUNS})")));
-            match once() {
-                Ok(t) => best = Some(best.map_or(t, |b| b.best(t))),
-                Err(why) => {
-                    outcome = Some(Outcome::Failed(why));
-                    break;
-                }
-            }
-        }
-        let outcome = outcome
-            .unwrap_or_else(|| best.map_or(Outcome::Failed("no runs".into()), Outcome::Measured));
-        notes.push(format!("{name}: {}", runtime.threads));
-        results.push((name, outcome));
-    }
+    let peer_args: Vec<String> = std::iter::once(VARIANT.to_string())
+        .chain(sleeps_ms.iter().map(u64::to_string))
+        .collect();
+    let plan = Plan {
+        experiment: "e3 io",
+        size: sleeps_ms.map(Duration::from_millis),
+        peer_args: &peer_args,
+        parse: &parse,
+        warm_up: false,
+    };
+    let (results, notes) = rates::measure_all(ctx, &plan, runtimes(), section);
     section.tables.push(table(ctx, &results, notes));
     section.records.extend(records(&sleeps_ms, &results));
 }
 
-/// Runs an external peer once.
-fn run_peer(ctx: &Ctx, peer: &Prepared, sleeps_ms: &[u64]) -> Result<Times, String> {
-    let mut cmd = peer.command();
-    cmd.arg(VARIANT)
-        .args(sleeps_ms.iter().map(|ms| ms.to_string()));
-    let stdout = process::run(&mut cmd, ctx.timeout).map_err(|e: RunError| e.to_string())?;
-    parse(&stdout)
-}
-
-/// Parses a peer's `sequential_ns=<int> threaded_ns=<int>`.
-fn parse(stdout: &str) -> Result<Times, String> {
+/// Parses a peer's `sequential_ns=<int> threaded_ns=<int>` (E3 IO and CPU).
+pub(super) fn parse(stdout: &str) -> Result<Times, String> {
     let fields =
         parse_line(stdout, &["sequential_ns", "threaded_ns"]).map_err(|e| e.to_string())?;
     Ok(Times {
@@ -184,41 +109,8 @@ fn overhead(t: Times, longest: Duration) -> f64 {
 fn table(ctx: &Ctx, results: &[(&str, Outcome<Times>)], mut notes: Vec<String>) -> Table {
     let sleeps = sleeps_ms(ctx);
     let longest = Duration::from_millis(sleeps.into_iter().max().unwrap_or(0));
-    let fibra = results.iter().find_map(|(name, o)| match o {
-        Outcome::Measured(t) if *name == "fibra" => Some(*t),
-        _ => None,
-    });
-    let mut measured: Vec<(&str, Times)> = results
-        .iter()
-        .filter_map(|(name, o)| match o {
-            Outcome::Measured(t) => Some((*name, *t)),
-            _ => None,
-        })
-        .collect();
-    measured.sort_by_key(|(_, t)| t.threaded);
-    let ratio = |mine: Duration, theirs: Option<Duration>| {
-        theirs.map_or("-".into(), |f| {
-            times(mine.as_secs_f64() / f.as_secs_f64().max(1e-9))
-        })
-    };
-    let mut rows: Vec<Row> = measured
-        .into_iter()
-        .map(|(name, t)| {
-            Row::Cells(vec![
-                name.into(),
-                ms(t.sequential),
-                ratio(t.sequential, fibra.map(|f| f.sequential)),
-                ms(t.threaded),
-                ratio(t.threaded, fibra.map(|f| f.threaded)),
-                format!("{:+.2} ms", overhead(t, longest)),
-            ])
-        })
-        .collect();
-    rows.extend(results.iter().filter_map(|(name, o)| match o {
-        Outcome::Measured(_) => None,
-        Outcome::NotApplicable => Some(Row::Span(name.to_string(), "n/a".into())),
-        Outcome::Failed(why) => Some(Row::Span(name.to_string(), why.clone())),
-    }));
+    let fibra = figure_of(results, "fibra").copied();
+    let rows = super::rows(results, ms, |t| format!("{:+.2} ms", overhead(t, longest)));
     let d = divisor(ctx);
     notes.push(format!(
         "overhead = threaded − the longest sleep ({}); vs fibra = the runtime's time ÷ fibra's",
@@ -272,25 +164,12 @@ fn table(ctx: &Ctx, results: &[(&str, Outcome<Times>)], mut notes: Vec<String>) 
 fn records(sleeps_ms: &[u64], results: &[(&str, Outcome<Times>)]) -> Vec<Record> {
     let sleeps: Vec<String> = sleeps_ms.iter().map(u64::to_string).collect();
     let variant = format!("{VARIANT} sleeps_ms={}", sleeps.join(","));
-    let record = |runtime: &str, metric, value: Duration| Record {
-        experiment: EXPERIMENT.name,
-        variant: variant.clone(),
-        runtime: runtime.into(),
-        metric,
-        value: value.as_secs_f64(),
-        unit: "s",
-    };
-    results
-        .iter()
-        .filter_map(|(name, o)| match o {
-            Outcome::Measured(t) => Some([
-                record(name, "sequential_time", t.sequential),
-                record(name, "threaded_time", t.threaded),
-            ]),
-            _ => None,
-        })
-        .flatten()
-        .collect()
+    record::of_measured(EXPERIMENT.name, &variant, results, |t| {
+        vec![
+            ("sequential_time", t.sequential.as_secs_f64(), "s"),
+            ("threaded_time", t.threaded.as_secs_f64(), "s"),
+        ]
+    })
 }
 
 #[cfg(test)]
@@ -312,6 +191,7 @@ mod tests {
 
     #[test]
     fn keeps_the_best_of_each_figure() {
+        use crate::measure::Best;
         let t = |s, t| Times {
             sequential: Duration::from_millis(s),
             threaded: Duration::from_millis(t),

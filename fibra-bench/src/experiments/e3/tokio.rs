@@ -1,6 +1,6 @@
 //! E3 on tokio: tasks on a current-thread runtime (one OS thread, as fibra).
 
-use super::io::Times;
+use super::Times;
 use std::time::{Duration, Instant};
 use tokio::time::sleep;
 

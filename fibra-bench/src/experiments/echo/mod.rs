@@ -13,7 +13,7 @@ use crate::ctx::{Ctx, RUNS};
 use crate::measure::{Outcome, Timed};
 use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
-use crate::record::Record;
+use crate::record::{self, Record};
 use crate::report::{Table, eng, grouped, short};
 use std::io;
 use std::time::Duration;
@@ -129,6 +129,7 @@ fn run(ctx: &Ctx) -> Section {
         size,
         peer_args: &peer_args,
         parse: &|stdout| parse(stdout, size.total()),
+        warm_up: true,
     };
     let (results, mut notes) = rates::measure_all(ctx, &plan, runtimes(), &mut section);
     let rows = rates::rows(&results, |t| {
@@ -157,8 +158,9 @@ fn run(ctx: &Ctx) -> Section {
     section
 }
 
-/// Parses a peer's `round_trips=<int> ns=<int>`, which must have made `total`.
-fn parse(stdout: &str, total: u64) -> Result<Timed, String> {
+/// Parses a peer's `round_trips=<int> ns=<int>`, which must have made `total`
+/// (echo and ractor-pingpong).
+pub(super) fn parse(stdout: &str, total: u64) -> Result<Timed, String> {
     let fields = parse_line(stdout, &["round_trips", "ns"]).map_err(|e| e.to_string())?;
     match (fields[0], fields[1]) {
         (count, _) if count != total => Err(format!("made {count} round trips, not {total}")),
@@ -171,25 +173,12 @@ fn records(size: Size, results: &[(&str, Outcome<Timed>)]) -> Vec<Record> {
         "connections={} round_trips={} bytes={}",
         size.connections, size.round_trips, size.bytes
     );
-    let record = |runtime: &str, metric, value, unit| Record {
-        experiment: EXPERIMENT.name,
-        variant: variant.clone(),
-        runtime: runtime.into(),
-        metric,
-        value,
-        unit,
-    };
-    results
-        .iter()
-        .filter_map(|(name, o)| match o {
-            Outcome::Measured(t) => Some([
-                record(name, "round_trips_per_s", t.per_sec(), "1/s"),
-                record(name, "ns_per_round_trip", t.ns_each(), "ns"),
-            ]),
-            _ => None,
-        })
-        .flatten()
-        .collect()
+    record::of_measured(EXPERIMENT.name, &variant, results, |t| {
+        vec![
+            ("round_trips_per_s", t.per_sec(), "1/s"),
+            ("ns_per_round_trip", t.ns_each(), "ns"),
+        ]
+    })
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::ctx::{Ctx, RUNS};
 use crate::measure::{Outcome, Timed};
 use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
-use crate::record::Record;
+use crate::record::{self, Record};
 use crate::report::{Table, eng, grouped, short};
 use std::time::Duration;
 
@@ -64,6 +64,7 @@ fn run(ctx: &Ctx) -> Section {
         size: n,
         peer_args: &peer_args,
         parse: &|stdout| parse(stdout, n),
+        warm_up: true,
     };
     let (results, mut notes) = rates::measure_all(ctx, &plan, runtimes(), &mut section);
     let rows = rates::rows(&results, |t| {
@@ -86,7 +87,7 @@ fn run(ctx: &Ctx) -> Section {
         rows,
         notes,
     });
-    section.records.extend(records(&results));
+    section.records.extend(records(n, &results));
     section
 }
 
@@ -99,26 +100,14 @@ fn parse(stdout: &str, n: u64) -> Result<Timed, String> {
     }
 }
 
-fn records(results: &[(&str, Outcome<Timed>)]) -> Vec<Record> {
-    let record = |runtime: &str, t: &Timed, metric, value, unit| Record {
-        experiment: EXPERIMENT.name,
-        variant: format!("n={}", t.count),
-        runtime: runtime.into(),
-        metric,
-        value,
-        unit,
-    };
-    results
-        .iter()
-        .filter_map(|(name, o)| match o {
-            Outcome::Measured(t) => Some([
-                record(name, t, "spawn_joins_per_s", t.per_sec(), "1/s"),
-                record(name, t, "ns_per_spawn_join", t.ns_each(), "ns"),
-            ]),
-            _ => None,
-        })
-        .flatten()
-        .collect()
+/// Records of the measured runtimes, which all spawned `n` threads.
+fn records(n: u64, results: &[(&str, Outcome<Timed>)]) -> Vec<Record> {
+    record::of_measured(EXPERIMENT.name, &format!("n={n}"), results, |t| {
+        vec![
+            ("spawn_joins_per_s", t.per_sec(), "1/s"),
+            ("ns_per_spawn_join", t.ns_each(), "ns"),
+        ]
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,396 @@
+//! Ractor scale (EXPERIMENTS.md, "Scale"; the issue "Ractors"): create N
+//! Ractors that each wait for one message, send each one message, collect all
+//! replies. Each runtime runs in a process of its own (fibra as fibra-bench's
+//! child), which reports the time and its peak resident memory beyond what it
+//! held before the first Ractor, so that the bench's own memory is not
+//! counted. Ruby gives every Ractor an OS thread and is expected to stop long
+//! before N: it reports how far it got, and why.
+
+mod child;
+
+use super::{Experiment, Section};
+use crate::ctx::{Ctx, RUNS};
+use crate::measure::{Best, Outcome, figure_of, measured};
+use crate::peers::Launcher;
+use crate::peers::process::{self, RunError};
+use crate::peers::protocol::parse_line;
+use crate::record::{self, Record};
+use crate::report::{Row, Table, grouped, progress, short, times, unmeasured_rows};
+use std::time::Duration;
+
+pub const EXPERIMENT: Experiment = Experiment {
+    name: "ractor-scale",
+    description: "100,000 Ractors that each wait for one message: time and memory each",
+    default: true,
+    run,
+    child: Some(child::main),
+};
+
+/// Ractors (goroutines) created in one run.
+fn units(ctx: &Ctx) -> u64 {
+    ctx.size(10_000, 100_000)
+}
+
+/// How long a program may go on creating before it stops where it is (Ruby
+/// slows down as its threads pile up); well inside the run's time limit.
+const CREATE_LIMIT: Duration = Duration::from_secs(40);
+
+/// One run's figures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scale {
+    /// Asked for, and created before an error or the time limit stopped it.
+    pub n: u64,
+    pub created: u64,
+    /// Creating, messaging and collecting them all.
+    pub ns: u64,
+    /// Resident memory before the first one, and the process's peak.
+    pub rss_before_kb: u64,
+    pub peak_kb: u64,
+}
+
+impl Scale {
+    /// Peak resident bytes per unit created, beyond the baseline.
+    pub fn bytes_each(self) -> f64 {
+        self.peak_kb.saturating_sub(self.rss_before_kb) as f64 * 1024.0 / self.created.max(1) as f64
+    }
+
+    pub fn us_each(self) -> f64 {
+        self.ns as f64 / 1e3 / self.created.max(1) as f64
+    }
+
+    fn complete(self) -> bool {
+        self.created == self.n
+    }
+}
+
+impl Best for Scale {
+    /// Figure by figure: the least time and the least memory.
+    fn best(self, other: Scale) -> Scale {
+        Scale {
+            ns: self.ns.min(other.ns),
+            peak_kb: self.rss_before_kb
+                + (self.peak_kb - self.rss_before_kb)
+                    .min(other.peak_kb.saturating_sub(other.rss_before_kb)),
+            ..self
+        }
+    }
+}
+
+struct Runtime {
+    name: &'static str,
+    how: &'static str,
+    launcher: Launcher,
+}
+
+fn runtimes() -> Vec<Runtime> {
+    vec![
+        Runtime {
+            name: "fibra",
+            how: "Ractor::new on the process-wide pool (one worker per core); replies by join",
+            launcher: Launcher::Child(EXPERIMENT.name),
+        },
+        Runtime {
+            name: "go",
+            how: "a goroutine per unit, each blocked on a channel of its own; replies on one \
+                  shared channel; GOMAXPROCS = all cores",
+            launcher: Launcher::Go { module: "go/scale" },
+        },
+        Runtime {
+            name: "ruby",
+            how: "Ractor.new { Ractor.receive + 1 }, replies by take (Ruby 3.1: an OS thread \
+                  per Ractor)",
+            launcher: Launcher::Script {
+                interpreter: "ruby",
+                package: "ruby",
+                script: "ruby/scale.rb",
+            },
+        },
+    ]
+}
+
+/// Measures each runtime [`RUNS`] times in a fresh process and keeps the best
+/// figures; a runtime that stops short of N is run once, and why it stopped
+/// goes to the notes.
+fn run(ctx: &Ctx) -> Section {
+    let mut section = Section::default();
+    let n = units(ctx);
+    let mut results: Vec<(&str, Outcome<Scale>)> = Vec::new();
+    let mut notes = Vec::new();
+    for runtime in runtimes() {
+        let name = runtime.name;
+        progress(Some(&format!("{}: preparing {name}", EXPERIMENT.name)));
+        let peer = match runtime.launcher.prepare(ctx) {
+            Ok(peer) => peer,
+            Err(why) => {
+                if let Some(why) = section.unavailable(name, why) {
+                    results.push((name, Outcome::Failed(why)));
+                }
+                continue;
+            }
+        };
+        notes.push(format!("{name}: {}", runtime.how));
+        let mut best: Option<Scale> = None;
+        let mut outcome = None;
+        for run in 1..=RUNS {
+            progress(Some(&format!(
+                "{}: {name} (run {run}/{RUNS})",
+                EXPERIMENT.name
+            )));
+            let mut cmd = peer.command();
+            cmd.arg(n.to_string())
+                .arg(CREATE_LIMIT.as_secs().to_string());
+            match process::run_capturing(&mut cmd, ctx.timeout)
+                .map_err(|e: RunError| e.to_string())
+                .and_then(|(stdout, stderr)| Ok((parse(&stdout, n)?, stderr)))
+            {
+                Ok((s, stderr)) => {
+                    best = Some(best.map_or(s, |b| b.best(s)));
+                    if !s.complete() {
+                        let why = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                        notes.push(format!(
+                            "{name} stopped at {} of {}, after {:.1} s: {}",
+                            grouped(s.created),
+                            grouped(n),
+                            s.ns as f64 / 1e9,
+                            why.trim()
+                        ));
+                        break;
+                    }
+                }
+                Err(why) => {
+                    outcome = Some(Outcome::Failed(why));
+                    break;
+                }
+            }
+        }
+        let outcome = outcome
+            .unwrap_or_else(|| best.map_or(Outcome::Failed("no runs".into()), Outcome::Measured));
+        results.push((name, outcome));
+    }
+    section.tables.push(table(n, &results, notes));
+    section.records.extend(records(n, &results));
+    section
+}
+
+/// Parses `n=<int> created=<int> ns=<int> rss_before_kb=<int> peak_kb=<int>`,
+/// which must be for `n`.
+fn parse(stdout: &str, n: u64) -> Result<Scale, String> {
+    let keys = ["n", "created", "ns", "rss_before_kb", "peak_kb"];
+    let f = parse_line(stdout, &keys).map_err(|e| e.to_string())?;
+    let s = Scale {
+        n: f[0],
+        created: f[1],
+        ns: f[2],
+        rss_before_kb: f[3],
+        peak_kb: f[4],
+    };
+    match s {
+        Scale { n: asked, .. } if asked != n => Err(format!("ran N = {asked}, not {n}")),
+        Scale { created: 0, .. } => Err("created none".into()),
+        Scale { created, .. } if created > n => Err(format!("created {created} of {n}")),
+        Scale {
+            rss_before_kb,
+            peak_kb,
+            ..
+        } if peak_kb < rss_before_kb => Err(format!(
+            "peak RSS {peak_kb} kB below the baseline {rss_before_kb} kB"
+        )),
+        s => Ok(s),
+    }
+}
+
+/// Bytes, in the unit that keeps them short.
+fn bytes(b: f64) -> String {
+    match b {
+        b if b < 1e4 => format!("{b:.0} B"),
+        b if b < 1e7 => format!("{} KiB", short(b / 1024.0)),
+        b => format!("{} MiB", short(b / f64::from(1 << 20))),
+    }
+}
+
+/// Whether fibra's memory per Ractor is at most Go's per goroutine.
+fn verdict(results: &[(&str, Outcome<Scale>)]) -> String {
+    let head = "target: fibra memory per idle Ractor ≤ go's per goroutine";
+    match (
+        figure_of(results, "fibra").filter(|s| s.complete()),
+        figure_of(results, "go").filter(|s| s.complete()),
+    ) {
+        (Some(f), Some(g)) => {
+            let ratio = f.bytes_each() / g.bytes_each().max(1.0);
+            let word = if ratio <= 1.0 { "met" } else { "MISSED" };
+            format!("{head}: {word} (fibra = {} go)", times(ratio))
+        }
+        (None, _) => format!("{head}: no fibra figure"),
+        (_, None) => format!("{head}: no go figure"),
+    }
+}
+
+fn table(n: u64, results: &[(&str, Outcome<Scale>)], mut notes: Vec<String>) -> Table {
+    let fibra = figure_of(results, "fibra").copied();
+    let mut measured: Vec<(&str, Scale)> = measured(results).map(|(n, s)| (n, *s)).collect();
+    measured.sort_by(|a, b| a.1.bytes_each().total_cmp(&b.1.bytes_each()));
+    let mut rows: Vec<Row> = measured
+        .into_iter()
+        .map(|(name, s)| {
+            Row::Cells(vec![
+                name.into(),
+                if s.complete() {
+                    grouped(s.created)
+                } else {
+                    format!("{} (stopped)", grouped(s.created))
+                },
+                format!("{:.3} s", s.ns as f64 / 1e9),
+                short(s.us_each()),
+                bytes(s.bytes_each() * s.created as f64),
+                bytes(s.bytes_each()),
+                fibra.map_or("-".into(), |f| {
+                    times(s.bytes_each() / f.bytes_each().max(1.0))
+                }),
+            ])
+        })
+        .collect();
+    rows.extend(unmeasured_rows(results));
+    notes.push(
+        "peak RSS Δ = the process's VmHWM − its VmRSS before the first unit (all N are alive \
+         and waiting at the peak); memory vs fibra = per unit ÷ fibra's"
+            .into(),
+    );
+    notes.push(verdict(results));
+    Table {
+        title: format!(
+            "ractor-scale: create {} Ractors (goroutines) that each wait for a message, send \
+             each one, collect every reply; a process per run, best of {RUNS}",
+            grouped(n)
+        ),
+        columns: vec![
+            "runtime",
+            "created",
+            "time",
+            "µs each",
+            "peak RSS Δ",
+            "per unit",
+            "memory vs fibra",
+        ],
+        rows,
+        notes,
+    }
+}
+
+fn records(n: u64, results: &[(&str, Outcome<Scale>)]) -> Vec<Record> {
+    record::of_measured(EXPERIMENT.name, &format!("n={n}"), results, |s| {
+        vec![
+            ("created", s.created as f64, "units"),
+            ("time", s.ns as f64 / 1e9, "s"),
+            ("peak_rss_bytes_per_unit", s.bytes_each(), "B"),
+        ]
+    })
+}
+
+/// The child's and peers' arguments: `<N> <LIMIT_S>`.
+fn parse_args(args: &[String]) -> Option<(u64, Duration)> {
+    let [n, limit] = args else { return None };
+    let plain = |s: &str| s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty();
+    if !plain(n) || !plain(limit) {
+        return None;
+    }
+    let n: u64 = n.parse().ok().filter(|&n| n >= 1)?;
+    Some((n, Duration::from_secs(limit.parse().ok()?)))
+}
+
+/// A `kB` figure of this process's /proc/self/status, e.g. `VmHWM`.
+fn status_kb(key: &str) -> Result<u64, String> {
+    let status = std::fs::read_to_string("/proc/self/status").map_err(|e| e.to_string())?;
+    status_field(&status, key).ok_or_else(|| format!("no {key} in /proc/self/status"))
+}
+
+fn status_field(status: &str, key: &str) -> Option<u64> {
+    status.lines().find_map(|line| {
+        let rest = line.strip_prefix(key)?.strip_prefix(':')?;
+        rest.trim().strip_suffix("kB")?.trim().parse().ok()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_peer_line() {
+        let line = "n=100000 created=100000 ns=250000000 rss_before_kb=2000 peak_kb=302000\n";
+        let s = parse(line, 100_000).unwrap();
+        assert!(s.complete());
+        assert_eq!(s.bytes_each(), 3072.0);
+        assert_eq!(s.us_each(), 2.5);
+        let short = parse("n=10 created=4 ns=1 rss_before_kb=1 peak_kb=2", 10).unwrap();
+        assert!(!short.complete());
+        assert_eq!(
+            parse("n=10 created=4 ns=1 rss_before_kb=1 peak_kb=2", 9),
+            Err("ran N = 10, not 9".into())
+        );
+        assert!(parse("n=10 created=11 ns=1 rss_before_kb=1 peak_kb=2", 10).is_err());
+        assert!(parse("n=10 created=0 ns=1 rss_before_kb=1 peak_kb=2", 10).is_err());
+        assert!(parse("n=10 created=1 ns=1 rss_before_kb=3 peak_kb=2", 10).is_err());
+        assert!(parse("n=10 created=1 ns=1", 10).is_err());
+    }
+
+    #[test]
+    fn reads_proc_status() {
+        let status = "Name:\tfibra-bench\nVmHWM:\t   75944 kB\nVmRSS:\t    1234 kB\n";
+        assert_eq!(status_field(status, "VmHWM"), Some(75_944));
+        assert_eq!(status_field(status, "VmRSS"), Some(1234));
+        assert_eq!(status_field(status, "VmSwap"), None);
+        assert!(status_kb("VmRSS").unwrap() > 0);
+    }
+
+    #[test]
+    fn parses_the_arguments() {
+        let args = |a: &[&str]| parse_args(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(args(&["100", "40"]), Some((100, Duration::from_secs(40))));
+        assert_eq!(args(&["0", "40"]), None);
+        assert_eq!(args(&["+1", "40"]), None);
+        assert_eq!(args(&["1"]), None);
+    }
+
+    #[test]
+    fn keeps_the_least_time_and_memory() {
+        let s = |ns, before, peak| Scale {
+            n: 1,
+            created: 1,
+            ns,
+            rss_before_kb: before,
+            peak_kb: peak,
+        };
+        let best = s(10, 100, 300).best(s(5, 200, 500));
+        assert_eq!((best.ns, best.peak_kb - best.rss_before_kb), (5, 200));
+        assert_eq!(
+            s(5, 100, 250).best(s(10, 0, 200)).bytes_each(),
+            150.0 * 1024.0
+        );
+    }
+
+    #[test]
+    fn verdicts() {
+        let s = |peak| {
+            Outcome::Measured(Scale {
+                n: 10,
+                created: 10,
+                ns: 1,
+                rss_before_kb: 0,
+                peak_kb: peak,
+            })
+        };
+        assert_eq!(
+            verdict(&[("fibra", s(20)), ("go", s(40))]),
+            "target: fibra memory per idle Ractor ≤ go's per goroutine: met (fibra = 0.50× go)"
+        );
+        assert!(verdict(&[("fibra", s(40)), ("go", s(20))]).contains("MISSED (fibra = 2.00× go)"));
+        assert!(verdict(&[("go", s(20))]).ends_with("no fibra figure"));
+    }
+
+    #[test]
+    fn formats_bytes() {
+        assert_eq!(bytes(512.0), "512 B");
+        assert_eq!(bytes(20_480.0), "20.0 KiB");
+        assert_eq!(bytes(3.0 * f64::from(1 << 20) * 10.0), "30.0 MiB");
+    }
+}

@@ -1,0 +1,3 @@
+module fibra-peers/pingpong
+
+go 1.21

@@ -1,0 +1,3 @@
+module fibra-peers/scale
+
+go 1.21
