@@ -107,14 +107,14 @@ pub(crate) unsafe fn switch_call(
 ) -> (usize, StackPointer) {
     let received: usize;
     let suspended: StackPointer;
+    // The call pushes the return address below rbx and rbp, which is the layout
+    // `switch_return` and the unwind information of `fiber_start` expect at
+    // `*link`; the resume point stores rsp there. When the other side returns (a
+    // `ret` on this stack), rsp is back at the return address's slot + 8, so the
+    // pops restore rbx and rbp and leave rsp as it was, and rsi holds the
+    // returning side's stack pointer. Everything else is declared clobbered.
     // SAFETY: the caller guarantees that `to` is a suspended context, whose resume
-    // address is the word at `to`. The call pushes the return address below rbx
-    // and rbp, which is the layout `switch_return` and the unwind information of
-    // `fiber_start` expect at `*link`; the resume point stores rsp there. When the
-    // other side returns (a `ret` on this stack), rsp is back at the return
-    // address's slot + 8, so the pops restore rbx and rbp and leave rsp as it was,
-    // and rsi holds the returning side's stack pointer. Everything else is
-    // declared clobbered.
+    // address is the word at `to`; the block leaves the stack as it found it.
     unsafe {
         switch_asm!(
             "push rbp",
@@ -147,10 +147,11 @@ pub(crate) unsafe fn switch_return(
     message: usize,
 ) -> usize {
     let received: usize;
-    // SAFETY: pushes rbp, rbx and the resume address (label 2) so that the
-    // layout at `*save` is the suspended-context layout; `ret` on the linked
-    // stack pops the return address of the pending `switch_call`, which then
-    // restores its own rbx and rbp. Resuming here goes through the resume point.
+    // Pushes rbp, rbx and the resume address (label 2) so that the layout at
+    // `*save` is the suspended-context layout; `ret` on the linked stack pops the
+    // return address of the pending `switch_call`, which then restores its own
+    // rbx and rbp. Resuming here goes through the resume point.
+    // SAFETY: the caller guarantees `link` is a pending `switch_call`'s context.
     unsafe {
         switch_asm!(
             "push rbp",
@@ -190,9 +191,10 @@ pub(crate) unsafe fn switch_jump(
     message: usize,
 ) -> usize {
     let received: usize;
-    // SAFETY: pushes rbp, rbx and the resume address so that this context is
-    // suspended in the usual layout; the resume point of `to` stores this stack
-    // pointer at `save` (rsi) and takes `to` (rdx) as its stack.
+    // Pushes rbp, rbx and the resume address so that this context is suspended
+    // in the usual layout; the resume point of `to` stores this stack pointer at
+    // `save` (rsi) and takes `to` (rdx) as its stack.
+    // SAFETY: the caller guarantees `to` is a suspended context, not resumed since.
     unsafe {
         switch_asm!(
             "push rbp",
@@ -274,9 +276,10 @@ unsafe extern "C" fn fiber_start() -> ! {
 /// exchange of rbx with itself, which change nothing.
 pub(crate) fn valgrind_request(default: usize, args: &[usize; 6]) -> usize {
     let answer: usize;
-    // SAFETY: the sequence leaves every register as it found it (rdi rotates by a
-    // full 2 × 64 bits, `xchg rbx, rbx` swaps rbx with itself) except rdx, which
-    // is declared; valgrind, when present, reads `args` (valid for the call) and
+    // The sequence leaves every register as it found it (rdi rotates by a full
+    // 2 × 64 bits, `xchg rbx, rbx` swaps rbx with itself) except rdx, which is
+    // declared.
+    // SAFETY: valgrind, when present, reads `args` (valid for the call) and
     // writes only rdx.
     unsafe {
         asm!(

@@ -92,10 +92,10 @@ where
             ),
         ));
     }
-    // SAFETY: `header_below` and `closure_below` place them inside the stack's
-    // usable memory, aligned and not overlapping (checked just above to leave
-    // room below them); the stack is fresh from the pool, so nothing else uses it.
-    // `init_stack` gets a 16-byte-aligned top with the entry room below it.
+    // `header_below` and `closure_below` place them inside the stack's usable
+    // memory, aligned and not overlapping (checked just above to leave room below
+    // them); `init_stack` gets a 16-byte-aligned top with the entry room below it.
+    // SAFETY: the stack is fresh from the pool, so nothing else uses that memory.
     unsafe {
         closure.write(body);
         let frame_top = align_down(closure as usize, 16) as *mut u8;
@@ -145,10 +145,11 @@ where
     };
     header.state.set(Status::Dead);
     let outcome = ManuallyDrop::new(outcome);
-    // SAFETY: the parent is the context that entered this fiber (or the one that
-    // entered the fiber that transferred here), suspended in `enter` and reading
-    // an `Outbound<Y, R>`. Nothing resumes a dead fiber (every way in checks the
-    // state), so the switch never returns.
+    // The parent is the context that entered this fiber (or the one that entered
+    // the fiber that transferred here), suspended in `enter` and reading an
+    // `Outbound<Y, R>`.
+    // SAFETY: nothing resumes a dead fiber (every way in checks the state), so
+    // the switch never returns.
     unsafe {
         arch::switch_return(
             header.own.as_ptr(),

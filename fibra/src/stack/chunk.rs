@@ -36,10 +36,11 @@ impl Chunk {
     pub(super) fn reserve(size: usize, slots: usize) -> io::Result<Chunk> {
         let slot = size + page_size();
         let len = slot * slots;
-        // SAFETY: an anonymous private mapping at an address of the kernel's choice
-        // touches no existing memory. MAP_NORESERVE: the stacks are address space,
-        // not committed memory. MAP_STACK: no transparent huge pages, so a parked
-        // fiber holds 4 KiB pages, not 2 MiB.
+        // MAP_NORESERVE: the stacks are address space, not committed memory.
+        // MAP_STACK: no transparent huge pages, so a parked fiber holds 4 KiB
+        // pages, not 2 MiB.
+        // SAFETY: an anonymous private mapping at an address of the kernel's
+        // choice touches no existing memory.
         let base = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
