@@ -26,10 +26,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// While green threads stay ready, how many rounds of them run between two polls
-/// of the reactor and the timers.
-const POLL_EVERY: u32 = 61;
-
 /// How long an idle runtime spins for a wake from another OS thread before it
 /// sleeps in the poller.
 const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(20);
@@ -254,11 +250,9 @@ impl Scheduler {
     /// socket, no other OS thread) can ever wake one.
     pub(super) fn run_until(&self, finished: impl Fn() -> bool) -> Result<(), Deadlock> {
         let mut woken = Vec::new();
-        let mut busy_rounds = 0;
         loop {
-            // Run what is ready, a round at a time. While threads stay ready,
-            // sockets and timers are polled every `POLL_EVERY` rounds (a poll is
-            // a system call), so a thread that keeps yielding cannot starve them.
+            // Run what is ready, but poll between rounds so that a thread that
+            // keeps yielding does not starve sockets and timers.
             let round = self.queue.borrow().len();
             for _ in 0..round {
                 let Some(task) = self.queue.borrow_mut().pop_front() else {
@@ -270,13 +264,6 @@ impl Scheduler {
                 return Ok(());
             }
             self.take_remote_wakes(&mut woken);
-            if !self.queue.borrow().is_empty() {
-                busy_rounds += 1;
-                if busy_rounds < POLL_EVERY {
-                    continue;
-                }
-            }
-            busy_rounds = 0;
             let timeout = if !self.queue.borrow().is_empty() {
                 Some(Duration::ZERO)
             } else {
