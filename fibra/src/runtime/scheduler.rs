@@ -276,7 +276,13 @@ impl Scheduler {
                         parked: self.tasks.borrow().len(),
                     });
                 }
-                next
+                // The check above may have moved a wake left by a dropped
+                // Unparker into the run queue: then do not sleep.
+                if self.queue.borrow().is_empty() {
+                    next
+                } else {
+                    Some(Duration::ZERO)
+                }
             };
             self.wait_for_events(timeout);
             self.take_remote_wakes(&mut woken);
