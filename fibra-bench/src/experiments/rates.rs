@@ -7,6 +7,7 @@ use crate::ctx::{Ctx, RUNS};
 use crate::measure::{Best, Outcome, Timed, best_of_fixed, figure_of, measured};
 use crate::peers::Launcher;
 use crate::peers::process::{self, RunError};
+use crate::record::{self, Record};
 use crate::report::{Row, progress, times, unmeasured_rows};
 use crate::worker::Worker;
 
@@ -118,6 +119,19 @@ pub fn rows(results: &[(&str, Outcome<Timed>)], cells: impl Fn(Timed) -> Vec<Str
         .collect();
     rows.extend(unmeasured_rows(results));
     rows
+}
+
+/// The records of a table of rates: per measured runtime, its events per
+/// second (metric `per_s`) and nanoseconds per event (metric `ns_each`).
+pub fn records(
+    experiment: &'static str,
+    variant: &str,
+    results: &[(&str, Outcome<Timed>)],
+    (per_s, ns_each): (&'static str, &'static str),
+) -> Vec<Record> {
+    record::of_measured(experiment, variant, results, |t| {
+        vec![(per_s, t.per_sec(), "1/s"), (ns_each, t.ns_each(), "ns")]
+    })
 }
 
 /// Whether fibra's rate is at least each of `peers`': e.g. `target: fibra ≥ go,

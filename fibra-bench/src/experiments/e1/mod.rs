@@ -11,7 +11,7 @@ use crate::measure::{Outcome, Sizing, Timed, best_of, figure_of, measured};
 use crate::peers::process::{self, RunError};
 use crate::peers::protocol::parse_line;
 use crate::peers::{Compiler, Launcher, Prepared};
-use crate::record::{self, Record};
+use crate::record::Record;
 use crate::report::{Row, Table, eng, progress, short, times, unmeasured_rows};
 use std::time::Duration;
 
@@ -304,10 +304,6 @@ fn table(ctx: &Ctx, variant: Variant, column: &[(&str, Outcome<Timed>)]) -> Tabl
 }
 
 fn records(variant: Variant, column: &[(&str, Outcome<Timed>)]) -> Vec<Record> {
-    record::of_measured(EXPERIMENT.name, variant.arg(), column, |t| {
-        vec![
-            ("switches_per_s", t.per_sec(), "1/s"),
-            ("ns_per_switch", t.ns_each(), "ns"),
-        ]
-    })
+    let metrics = ("switches_per_s", "ns_per_switch");
+    super::rates::records(EXPERIMENT.name, variant.arg(), column, metrics)
 }

@@ -13,7 +13,7 @@ use crate::ctx::{Ctx, RUNS};
 use crate::measure::{Outcome, Timed};
 use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
-use crate::record::{self, Record};
+use crate::record::Record;
 use crate::report::{Table, eng, grouped, short};
 use std::io;
 use std::time::Duration;
@@ -173,12 +173,8 @@ fn records(size: Size, results: &[(&str, Outcome<Timed>)]) -> Vec<Record> {
         "connections={} round_trips={} bytes={}",
         size.connections, size.round_trips, size.bytes
     );
-    record::of_measured(EXPERIMENT.name, &variant, results, |t| {
-        vec![
-            ("round_trips_per_s", t.per_sec(), "1/s"),
-            ("ns_per_round_trip", t.ns_each(), "ns"),
-        ]
-    })
+    let metrics = ("round_trips_per_s", "ns_per_round_trip");
+    rates::records(EXPERIMENT.name, &variant, results, metrics)
 }
 
 #[cfg(test)]

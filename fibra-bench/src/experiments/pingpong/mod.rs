@@ -12,7 +12,7 @@ use super::{Experiment, Section};
 use crate::ctx::{Ctx, RUNS};
 use crate::measure::{Outcome, Timed};
 use crate::peers::Launcher;
-use crate::record::{self, Record};
+use crate::record::Record;
 use crate::report::{Table, eng, grouped, short};
 
 pub const EXPERIMENT: Experiment = Experiment {
@@ -94,12 +94,8 @@ fn run(ctx: &Ctx) -> Section {
 }
 
 fn records(n: u64, results: &[(&str, Outcome<Timed>)]) -> Vec<Record> {
-    record::of_measured(EXPERIMENT.name, &format!("n={n}"), results, |t| {
-        vec![
-            ("round_trips_per_s", t.per_sec(), "1/s"),
-            ("ns_per_round_trip", t.ns_each(), "ns"),
-        ]
-    })
+    let metrics = ("round_trips_per_s", "ns_per_round_trip");
+    rates::records(EXPERIMENT.name, &format!("n={n}"), results, metrics)
 }
 
 #[cfg(test)]

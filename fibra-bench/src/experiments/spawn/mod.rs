@@ -12,7 +12,7 @@ use crate::ctx::{Ctx, RUNS};
 use crate::measure::{Outcome, Timed};
 use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
-use crate::record::{self, Record};
+use crate::record::Record;
 use crate::report::{Table, eng, grouped, short};
 use std::time::Duration;
 
@@ -102,12 +102,8 @@ fn parse(stdout: &str, n: u64) -> Result<Timed, String> {
 
 /// Records of the measured runtimes, which all spawned `n` threads.
 fn records(n: u64, results: &[(&str, Outcome<Timed>)]) -> Vec<Record> {
-    record::of_measured(EXPERIMENT.name, &format!("n={n}"), results, |t| {
-        vec![
-            ("spawn_joins_per_s", t.per_sec(), "1/s"),
-            ("ns_per_spawn_join", t.ns_each(), "ns"),
-        ]
-    })
+    let metrics = ("spawn_joins_per_s", "ns_per_spawn_join");
+    rates::records(EXPERIMENT.name, &format!("n={n}"), results, metrics)
 }
 
 #[cfg(test)]
