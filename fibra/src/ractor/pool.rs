@@ -104,6 +104,21 @@ impl Pool {
     }
 }
 
+impl Worker {
+    /// Drops the jobs that never started, which ends their Ractors as cancelled
+    /// (outside the lock: ending a Ractor wakes its waiters).
+    fn drop_unstarted(&self) {
+        let unstarted = std::mem::take(
+            &mut self
+                .inbox
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .jobs,
+        );
+        drop(unstarted);
+    }
+}
+
 /// A job's claim on its worker's load, released when the job ends.
 struct Placed<'a>(&'a Worker);
 
@@ -137,16 +152,8 @@ fn dispatch(worker: &Worker) {
             let _ = panic::catch_unwind(AssertUnwindSafe(|| drop(runtime::spawn(job))));
         }
     }
-    // Jobs that never started are dropped here, which ends their Ractors as
-    // cancelled; the ones running are cancelled when this runtime ends.
-    let unstarted = std::mem::take(
-        &mut worker
-            .inbox
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .jobs,
-    );
-    drop(unstarted);
+    // The ones running are cancelled when this runtime ends.
+    worker.drop_unstarted();
 }
 
 impl Drop for Pool {
@@ -165,16 +172,7 @@ impl Drop for Pool {
             let _ = thread.join();
         }
         // A worker whose thread failed leaves its jobs behind: end them too.
-        for worker in self.workers.iter() {
-            let unstarted = std::mem::take(
-                &mut worker
-                    .inbox
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .jobs,
-            );
-            drop(unstarted);
-        }
+        self.workers.iter().for_each(Worker::drop_unstarted);
     }
 }
 
