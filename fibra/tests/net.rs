@@ -241,3 +241,102 @@ fn end_of_stream_after_a_short_read_is_not_missed() {
     });
     assert_eq!(got, vec![7; 1000]);
 }
+
+#[test]
+fn a_read_timeout_ends_a_wait_that_gets_no_data_and_not_one_that_does() {
+    use std::time::{Duration, Instant};
+    fibra::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = fibra::spawn(move || {
+            let mut stream = TcpStream::connect(addr).unwrap();
+            fibra::time::sleep(Duration::from_millis(100));
+            stream.write_all(b"late").unwrap();
+            // Keep the connection open until the server is done.
+            let mut rest = Vec::new();
+            stream.read_to_end(&mut rest).unwrap();
+        });
+        let (mut stream, _) = listener.accept().unwrap();
+        assert_eq!(stream.read_timeout().unwrap(), None);
+        assert_eq!(
+            stream
+                .set_read_timeout(Some(Duration::ZERO))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::InvalidInput
+        );
+        stream
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        let start = Instant::now();
+        let err = stream.read(&mut [0; 8]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TimedOut);
+        assert!(start.elapsed() >= Duration::from_millis(20));
+        // Many timed-out waits in a row each end on their own deadline.
+        for _ in 0..3 {
+            assert_eq!(
+                stream.read(&mut [0; 8]).unwrap_err().kind(),
+                ErrorKind::TimedOut
+            );
+        }
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut buf = [0; 4];
+        stream.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"late");
+        drop(stream);
+        client.join().unwrap();
+    });
+}
+
+#[test]
+fn a_write_timeout_ends_a_write_to_a_peer_that_does_not_read() {
+    use std::time::Duration;
+    fibra::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let idle_peer = std::net::TcpStream::connect(addr).unwrap();
+        let (mut stream, _) = listener.accept().unwrap();
+        stream
+            .set_write_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        let chunk = vec![0u8; 1 << 16];
+        let err = loop {
+            if let Err(err) = stream.write(&chunk) {
+                break err;
+            }
+        };
+        assert_eq!(err.kind(), ErrorKind::TimedOut);
+        drop(idle_peer);
+    });
+}
+
+#[test]
+fn a_connection_accepted_as_std_is_served_by_another_runtime() {
+    let (to_worker, from_acceptor) = std::sync::mpsc::channel::<std::net::TcpStream>();
+    let worker = std::thread::spawn(move || {
+        fibra::run(move || {
+            let mut stream = TcpStream::from_std(from_acceptor.recv().unwrap()).unwrap();
+            let mut buf = [0; 5];
+            stream.read_exact(&mut buf).unwrap();
+            stream.write_all(&buf).unwrap();
+        })
+    });
+    fibra::run(move || {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = fibra::spawn(move || {
+            let mut stream = TcpStream::connect(addr).unwrap();
+            stream.write_all(b"hello").unwrap();
+            let mut echoed = Vec::new();
+            stream.read_to_end(&mut echoed).unwrap();
+            echoed
+        });
+        let (stream, peer) = listener.accept_std().unwrap();
+        assert_eq!(stream.peer_addr().unwrap(), peer);
+        to_worker.send(stream).unwrap();
+        assert_eq!(client.join().unwrap(), b"hello");
+    });
+    worker.join().unwrap();
+}

@@ -1,17 +1,60 @@
 //! A socket registered with the runtime's reactor, and the loop every socket
 //! operation runs: try it; if the kernel says it would block, park the green
-//! thread until the reactor reports the socket ready, and try again.
+//! thread until the reactor reports the socket ready, and try again — for at
+//! most the direction's timeout, if one is set.
 
 use crate::runtime::reactor::{Direction, IoKey};
 use crate::runtime::scheduler::{self, Scheduler};
+use crate::runtime::task::TaskId;
 use mio::event::Source;
+use std::cell::Cell;
 use std::io;
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 pub(super) struct Registration<S: Source> {
     source: S,
     key: IoKey,
     scheduler: Rc<Scheduler>,
+    /// Per direction (read, write): the timeout of one operation, and the
+    /// timer already armed for it.
+    limits: [Limit; 2],
+}
+
+/// The timeout of one direction's operations.
+///
+/// Timers cannot be removed from the runtime's heap (a stale one fires as a
+/// spurious wake-up), so arming one per wait would let a busy keep-alive
+/// socket pile up a timer per operation. Instead the armed deadline is
+/// remembered: a wait whose deadline is no earlier than a timer still pending
+/// for the same green thread arms nothing, and re-arms when that timer fires
+/// early. A socket thus holds about one timer per timeout period.
+#[derive(Default)]
+struct Limit {
+    timeout: Cell<Option<Duration>>,
+    armed: Cell<Option<(Instant, TaskId)>>,
+}
+
+impl Limit {
+    /// Makes sure `task` is woken by `deadline` at the latest.
+    fn arm(&self, scheduler: &Scheduler, deadline: Instant, task: TaskId, now: Instant) {
+        if let Some((at, by)) = self.armed.get()
+            && by == task
+            && at > now
+            && at <= deadline
+        {
+            return;
+        }
+        scheduler.wake_at(deadline, task);
+        self.armed.set(Some((deadline, task)));
+    }
+}
+
+fn index(direction: Direction) -> usize {
+    match direction {
+        Direction::Read => 0,
+        Direction::Write => 1,
+    }
 }
 
 impl<S: Source> Registration<S> {
@@ -27,7 +70,32 @@ impl<S: Source> Registration<S> {
             source,
             key,
             scheduler,
+            limits: Default::default(),
         })
+    }
+
+    /// Bounds how long one operation in `direction` may wait (`None`: forever).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for a zero duration, as `std` does.
+    pub(super) fn set_timeout(
+        &self,
+        direction: Direction,
+        timeout: Option<Duration>,
+    ) -> io::Result<()> {
+        if timeout == Some(Duration::ZERO) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot set a 0 duration timeout",
+            ));
+        }
+        self.limits[index(direction)].timeout.set(timeout);
+        Ok(())
+    }
+
+    pub(super) fn timeout(&self, direction: Direction) -> Option<Duration> {
+        self.limits[index(direction)].timeout.get()
     }
 
     pub(super) fn source(&self) -> &S {
@@ -43,12 +111,21 @@ impl<S: Source> Registration<S> {
 
     /// Runs `op` until it does not report `WouldBlock`, parking the calling
     /// green thread while the socket is not ready in `direction`.
+    ///
+    /// # Errors
+    ///
+    /// `op`'s error, or `TimedOut` once the direction's timeout has passed
+    /// without the socket becoming ready.
     pub(super) fn io<T>(
         &self,
         direction: Direction,
         mut op: impl FnMut(&S) -> io::Result<T>,
     ) -> io::Result<T> {
         let reactor = &self.scheduler.reactor;
+        let limit = &self.limits[index(direction)];
+        // Set at the first wait, so that an operation that need not wait never
+        // reads the clock.
+        let mut deadline = None;
         loop {
             if reactor.is_ready(self.key, direction) {
                 match op(&self.source) {
@@ -59,6 +136,17 @@ impl<S: Source> Registration<S> {
                 }
             }
             let task = self.scheduler.running();
+            if let Some(timeout) = limit.timeout.get() {
+                let now = Instant::now();
+                let deadline = *deadline.get_or_insert(now + timeout);
+                if now >= deadline {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("no progress in {timeout:?}"),
+                    ));
+                }
+                limit.arm(&self.scheduler, deadline, task, now);
+            }
             reactor.set_waiter(self.key, direction, task);
             // Forget the wait however park ends (woken, spuriously, or by
             // unwinding when the thread is cancelled).

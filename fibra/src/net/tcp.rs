@@ -6,6 +6,7 @@ use crate::runtime::reactor::Direction;
 use std::fmt;
 use std::io::{self, IoSlice, IoSliceMut, Read, Write};
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
+use std::time::Duration;
 
 /// Calls `op` with each address `addrs` resolves to, until one succeeds;
 /// returns the last error otherwise (or an `InvalidInput` one if there was no
@@ -92,6 +93,15 @@ impl TcpListener {
     pub fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         let (stream, addr) = self.inner.io(Direction::Read, |l| l.accept())?;
         Ok((TcpStream::from_mio(stream)?, addr))
+    }
+
+    /// Waits for a connection and returns it as a `std` stream, not registered
+    /// with this runtime: the way to hand a connection to another OS thread
+    /// (a Ractor, say), where [`TcpStream::from_std`] takes it over. It is
+    /// non-blocking.
+    pub fn accept_std(&self) -> io::Result<(std::net::TcpStream, SocketAddr)> {
+        let (stream, addr) = self.inner.io(Direction::Read, |l| l.accept())?;
+        Ok((stream.into(), addr))
     }
 
     /// An endless iterator of accepted connections (as
@@ -192,6 +202,37 @@ impl TcpStream {
 
     pub fn nodelay(&self) -> io::Result<bool> {
         self.inner.source().nodelay()
+    }
+
+    /// Bounds how long a read may wait for data (`None`, the default: forever);
+    /// a read that waits longer fails with `ErrorKind::TimedOut` (`std` says
+    /// `WouldBlock` on Unix; a green thread never sees that). The timeout
+    /// applies to each call; setting it is cheap (no system call), so a caller
+    /// that wants a deadline across calls sets the time left before each one.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for `Some(Duration::ZERO)`, as `std` does.
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.inner.set_timeout(Direction::Read, timeout)
+    }
+
+    pub fn read_timeout(&self) -> io::Result<Option<Duration>> {
+        Ok(self.inner.timeout(Direction::Read))
+    }
+
+    /// Bounds how long a write (or connect's wait) may wait for room in the
+    /// socket's buffer; as [`set_read_timeout`](Self::set_read_timeout).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for `Some(Duration::ZERO)`.
+    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.inner.set_timeout(Direction::Write, timeout)
+    }
+
+    pub fn write_timeout(&self) -> io::Result<Option<Duration>> {
+        Ok(self.inner.timeout(Direction::Write))
     }
 
     /// Reads without consuming (as [`std::net::TcpStream::peek`]).

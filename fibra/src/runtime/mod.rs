@@ -65,12 +65,13 @@ mod join;
 pub(crate) mod reactor;
 mod remote;
 pub(crate) mod scheduler;
-mod task;
+pub(crate) mod task;
 mod timers;
 pub(crate) mod waiter;
 
 pub use join::{JoinError, JoinHandle, spawn};
 pub use remote::Unparker;
+pub use scheduler::Cancelled;
 
 use crate::fiber::DEFAULT_STACK_SIZE;
 use scheduler::{Installed, Scheduler};

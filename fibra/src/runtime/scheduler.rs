@@ -34,8 +34,29 @@ thread_local! {
     static CURRENT: RefCell<Option<Rc<Scheduler>>> = const { RefCell::new(None) };
 }
 
-/// The panic payload that unwinds a cancelled green thread.
-pub(crate) struct Cancelled;
+/// The panic payload that unwinds a cancelled green thread
+/// ([`JoinHandle::cancel`](super::JoinHandle::cancel), the end of
+/// [`run`](super::run), a [`timeout`](crate::time::timeout)).
+///
+/// Code that catches panics with [`std::panic::catch_unwind`] inside a green
+/// thread — a server isolating its handlers, say — must let this one go on, or
+/// the thread would outlive its cancellation:
+///
+/// ```
+/// use std::panic::{self, AssertUnwindSafe};
+///
+/// fn isolate(work: impl FnOnce()) -> Result<(), String> {
+///     panic::catch_unwind(AssertUnwindSafe(work)).map_err(|payload| {
+///         if payload.is::<fibra::runtime::Cancelled>() {
+///             panic::resume_unwind(payload);
+///         }
+///         "the work panicked".to_string()
+///     })
+/// }
+/// # fibra::run(|| assert!(isolate(|| panic!("boom")).is_err()));
+/// ```
+#[derive(Debug)]
+pub struct Cancelled;
 
 /// The scheduler of the runtime running on this OS thread, if any.
 pub(crate) fn try_current() -> Option<Rc<Scheduler>> {
