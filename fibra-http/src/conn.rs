@@ -1,0 +1,567 @@
+//! One connection's life: read a request, read its body, run the handler,
+//! write the response, and again while the connection is kept alive.
+//!
+//! Pipelined requests are answered in order, and their responses go out in one
+//! write: the responses are gathered while more complete requests are already
+//! buffered, and written before the connection waits to read. Everything a
+//! client can get wrong ends in a defined way — a status and a close
+//! ([`Stop::Reject`]) or, when no request is in flight, just the close
+//! ([`Stop::Quiet`]); nothing a client sends makes this code panic.
+
+use crate::request::Version;
+use crate::response::{Content, Framing, KeepAlive};
+use crate::status::forbids_body;
+use crate::transport::Transport;
+use crate::{Handler, Limits, Request, Response};
+use fibra::runtime::Cancelled;
+use std::cell::Cell;
+use std::io::{self, Read};
+use std::net::SocketAddr;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The read buffer's first size; it grows (to about twice `max_head_bytes`)
+/// only for larger heads.
+const INITIAL_BUFFER: usize = 8 << 10;
+/// Gathered responses are written once they reach this size.
+const FLUSH_AT: usize = 64 << 10;
+/// A response body at least this large is written from where it is, not
+/// copied behind the head.
+const COPY_BODY_BELOW: usize = 16 << 10;
+/// The longest chunk-size line read (digits and chunk extensions).
+const MAX_CHUNK_LINE: usize = 1 << 10;
+/// After a response that closes the connection, what the client still sends
+/// is read and dropped for this long, and up to `LINGER_BYTES`, so that the
+/// close does not reset the connection under the response (RFC 9112 §9.6).
+const LINGER: Duration = Duration::from_secs(1);
+const LINGER_BYTES: usize = 256 << 10;
+
+/// What the server lets a connection know, and learns from it.
+pub(crate) struct Watch<'a> {
+    /// Set while the connection waits for a new request with nothing of one
+    /// read yet: then a graceful shutdown may close it without losing work.
+    pub idle: &'a Cell<bool>,
+    /// The server is shutting down: finish the request in flight, then close.
+    pub stopping: &'a AtomicBool,
+}
+
+/// Serves requests from `io` until the client or the server ends the
+/// connection.
+pub(crate) fn serve(
+    io: impl Transport,
+    peer: Option<SocketAddr>,
+    handler: &dyn Handler,
+    limits: &Limits,
+    watch: Watch<'_>,
+) {
+    let mut conn = Conn {
+        io,
+        handler,
+        limits,
+        watch,
+        buf: vec![0; INITIAL_BUFFER],
+        start: 0,
+        end: 0,
+        out: Vec::new(),
+        request: Request::new(peer),
+    };
+    match conn.requests() {
+        Ok(()) | Err(Stop::Quiet) => {}
+        Err(Stop::Reject(status, why)) => conn.reject(status, why),
+    }
+}
+
+/// Why a connection ends early.
+enum Stop {
+    /// The client left, an idle connection timed out, a write failed, or the
+    /// server is stopping between requests: close without a word.
+    Quiet,
+    /// The request cannot be served: answer this status and reason, close.
+    Reject(u16, &'static str),
+}
+
+/// What a request's head says about how to read and answer it.
+struct Head {
+    body: BodyFraming,
+    keep_alive: bool,
+    expects_continue: bool,
+    /// A `HEAD` request: the response's body is not sent.
+    head_only: bool,
+}
+
+enum BodyFraming {
+    None,
+    Length(usize),
+    Chunked,
+}
+
+struct Conn<'a, T> {
+    io: T,
+    handler: &'a dyn Handler,
+    limits: &'a Limits,
+    watch: Watch<'a>,
+    /// Bytes read and not yet consumed are `buf[start..end]`.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Responses not yet written.
+    out: Vec<u8>,
+    request: Request,
+}
+
+impl<T: Transport> Conn<'_, T> {
+    fn requests(&mut self) -> Result<(), Stop> {
+        loop {
+            let head = self.read_head()?;
+            self.read_body(&head)?;
+            if !self.respond(&head)? {
+                self.flush()?;
+                self.linger();
+                return Ok(());
+            }
+        }
+    }
+
+    /// Reads and parses the next request's head into `self.request`.
+    fn read_head(&mut self) -> Result<Head, Stop> {
+        let max_headers = self.limits.max_headers.min(Limits::MAX_HEADERS);
+        // Set once a request has begun to arrive: its head must be complete
+        // by then (a client that trickles it in is a slowloris).
+        let mut deadline = None;
+        loop {
+            if self.start < self.end {
+                let mut fields = [httparse::EMPTY_HEADER; Limits::MAX_HEADERS];
+                let mut parsed = httparse::Request::new(&mut fields[..max_headers]);
+                let data = &self.buf[self.start..self.end];
+                match parsed.parse(data) {
+                    Ok(httparse::Status::Complete(len)) => {
+                        if len > self.limits.max_head_bytes {
+                            return Err(Stop::Reject(431, "the request head is too large"));
+                        }
+                        self.request.fill(&data[..len], &parsed);
+                        self.start += len;
+                        return analyse(&self.request, self.limits);
+                    }
+                    Ok(httparse::Status::Partial) => {}
+                    Err(httparse::Error::TooManyHeaders) => {
+                        return Err(Stop::Reject(431, "too many header fields"));
+                    }
+                    Err(err) => return Err(Stop::Reject(400, parse_error(err))),
+                }
+                if self.end - self.start >= self.limits.max_head_bytes {
+                    return Err(Stop::Reject(431, "the request head is too large"));
+                }
+            }
+            // Answers to pipelined requests go out before the connection waits.
+            self.flush()?;
+            let idle = self.start == self.end;
+            let limit = if idle {
+                if self.watch.stopping.load(Ordering::Relaxed) {
+                    return Err(Stop::Quiet);
+                }
+                self.limits.keep_alive_timeout
+            } else {
+                let now = Instant::now();
+                deadline
+                    .get_or_insert(now + self.limits.request_timeout)
+                    .saturating_duration_since(now)
+            };
+            self.watch.idle.set(idle);
+            let read = self.fill(limit);
+            self.watch.idle.set(false);
+            match read {
+                Ok(0) => return Err(Stop::Quiet),
+                Ok(_) => {}
+                Err(err) if err.kind() == io::ErrorKind::TimedOut && !idle => {
+                    return Err(Stop::Reject(408, "the request head did not arrive in time"));
+                }
+                Err(_) => return Err(Stop::Quiet),
+            }
+        }
+    }
+
+    /// Reads the body the head announced into `self.request.body`.
+    fn read_body(&mut self, head: &Head) -> Result<(), Stop> {
+        match head.body {
+            BodyFraming::None => Ok(()),
+            BodyFraming::Length(length) => {
+                if head.expects_continue && self.end - self.start < length {
+                    self.send_continue()?;
+                }
+                let buffered = (self.end - self.start).min(length);
+                let body = &mut self.request.body;
+                body.extend_from_slice(&self.buf[self.start..self.start + buffered]);
+                self.start += buffered;
+                let mut filled = body.len();
+                body.resize(length, 0);
+                while filled < length {
+                    let read = self
+                        .io
+                        .read_within(&mut body[filled..], self.limits.request_timeout);
+                    filled += progress(read)?;
+                }
+                Ok(())
+            }
+            BodyFraming::Chunked => {
+                if head.expects_continue && self.start == self.end {
+                    self.send_continue()?;
+                }
+                self.read_chunks()
+            }
+        }
+    }
+
+    /// Decodes a chunked body (RFC 9112 §7.1); trailer fields are read and
+    /// dropped.
+    fn read_chunks(&mut self) -> Result<(), Stop> {
+        loop {
+            let size = loop {
+                match httparse::parse_chunk_size(&self.buf[self.start..self.end]) {
+                    Ok(httparse::Status::Complete((used, size))) => {
+                        self.start += used;
+                        break size;
+                    }
+                    Ok(httparse::Status::Partial) if self.end - self.start < MAX_CHUNK_LINE => {
+                        self.more()?
+                    }
+                    _ => return Err(Stop::Reject(400, "malformed chunk size")),
+                }
+            };
+            if size == 0 {
+                return self.skip_trailers();
+            }
+            let room = self.limits.max_body_bytes - self.request.body.len();
+            if size > room as u64 {
+                return Err(Stop::Reject(413, "the request body is too large"));
+            }
+            let mut left = size as usize;
+            while left > 0 {
+                if self.start == self.end {
+                    self.more()?;
+                }
+                let take = left.min(self.end - self.start);
+                self.request
+                    .body
+                    .extend_from_slice(&self.buf[self.start..self.start + take]);
+                self.start += take;
+                left -= take;
+            }
+            while self.end - self.start < 2 {
+                self.more()?;
+            }
+            if &self.buf[self.start..self.start + 2] != b"\r\n" {
+                return Err(Stop::Reject(400, "a chunk does not end with CRLF"));
+            }
+            self.start += 2;
+        }
+    }
+
+    fn skip_trailers(&mut self) -> Result<(), Stop> {
+        let max_headers = self.limits.max_headers.min(Limits::MAX_HEADERS);
+        loop {
+            let mut fields = [httparse::EMPTY_HEADER; Limits::MAX_HEADERS];
+            match httparse::parse_headers(
+                &self.buf[self.start..self.end],
+                &mut fields[..max_headers],
+            ) {
+                Ok(httparse::Status::Complete((used, _))) => {
+                    self.start += used;
+                    return Ok(());
+                }
+                Ok(httparse::Status::Partial) => {
+                    if self.end - self.start >= self.limits.max_head_bytes {
+                        return Err(Stop::Reject(431, "the trailer fields are too large"));
+                    }
+                    self.more()?;
+                }
+                Err(httparse::Error::TooManyHeaders) => {
+                    return Err(Stop::Reject(431, "too many trailer fields"));
+                }
+                Err(err) => return Err(Stop::Reject(400, parse_error(err))),
+            }
+        }
+    }
+
+    /// Runs the handler and queues its response; returns whether the
+    /// connection stays open for another request.
+    fn respond(&mut self, head: &Head) -> Result<bool, Stop> {
+        let (handler, request) = (self.handler, &self.request);
+        let response = match panic::catch_unwind(AssertUnwindSafe(|| handler.handle(request))) {
+            Ok(response) => response,
+            Err(payload) if payload.is::<Cancelled>() => panic::resume_unwind(payload),
+            Err(_) => return Err(Stop::Reject(500, "the handler failed")),
+        };
+        let keep_alive = head.keep_alive
+            && !response.wants_close()
+            && !self.watch.stopping.load(Ordering::Relaxed);
+        let announce = match (keep_alive, self.request.version()) {
+            (false, _) => KeepAlive::Close,
+            (true, Version::Http10) => KeepAlive::Announce,
+            (true, Version::Http11) => KeepAlive::Implied,
+        };
+        let status = response.status();
+        let no_body = forbids_body(status);
+        let send_body = !no_body && !head.head_only;
+        let mut scratch = Vec::new();
+        let framing = match response.body_bytes() {
+            _ if no_body => Framing::None,
+            Some(bytes) => Framing::Length(bytes.len()),
+            None => Framing::Chunked,
+        };
+        response.write_head(&mut self.out, framing, announce);
+        match response.into_body().into_content() {
+            Content::Bytes(bytes) if send_body => {
+                if bytes.len() < COPY_BODY_BELOW {
+                    self.out.extend_from_slice(&bytes);
+                } else {
+                    self.flush()?;
+                    self.io.send(&bytes).map_err(|_| Stop::Quiet)?;
+                }
+            }
+            Content::Stream(reader) if send_body => self.stream(reader, &mut scratch)?,
+            _ => {}
+        }
+        if self.out.len() >= FLUSH_AT {
+            self.flush()?;
+        }
+        Ok(keep_alive)
+    }
+
+    /// Sends a streamed body as chunks, gathered `FLUSH_AT` at a time.
+    fn stream(&mut self, mut reader: Box<dyn Read>, scratch: &mut Vec<u8>) -> Result<(), Stop> {
+        scratch.resize(16 << 10, 0);
+        loop {
+            // The status is gone already: a failing reader can only end the
+            // connection, which tells the client the body is incomplete.
+            let n = match reader.read(scratch) {
+                Ok(n) => n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    let _ = self.flush();
+                    return Err(Stop::Quiet);
+                }
+            };
+            if n == 0 {
+                self.out.extend_from_slice(b"0\r\n\r\n");
+                return Ok(());
+            }
+            self.out.extend_from_slice(format!("{n:x}\r\n").as_bytes());
+            self.out.extend_from_slice(&scratch[..n]);
+            self.out.extend_from_slice(b"\r\n");
+            if self.out.len() >= FLUSH_AT {
+                self.flush()?;
+            }
+        }
+    }
+
+    /// Answers `status` with `why` and closes the connection.
+    fn reject(&mut self, status: u16, why: &'static str) {
+        let body = format!("{why}\n");
+        let response =
+            Response::new(status).with_header("content-type", "text/plain; charset=utf-8");
+        response.write_head(&mut self.out, Framing::Length(body.len()), KeepAlive::Close);
+        self.out.extend_from_slice(body.as_bytes());
+        if self.flush().is_ok() {
+            self.linger();
+        }
+    }
+
+    /// Closes the sending side, then reads and drops what the client still
+    /// sends, for a while, so that the client reads the last response before
+    /// the connection is reset.
+    fn linger(&mut self) {
+        self.io.close_write();
+        let until = Instant::now() + LINGER;
+        let mut dropped = 0;
+        while dropped < LINGER_BYTES {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.io.read_within(&mut self.buf, left) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => dropped += n,
+            }
+        }
+    }
+
+    fn send_continue(&mut self) -> Result<(), Stop> {
+        self.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+        self.flush()
+    }
+
+    /// Writes the gathered responses.
+    fn flush(&mut self) -> Result<(), Stop> {
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        let sent = self.io.send(&self.out);
+        self.out.clear();
+        if self.out.capacity() > 4 * FLUSH_AT {
+            self.out.shrink_to(FLUSH_AT);
+        }
+        sent.map_err(|_| Stop::Quiet)
+    }
+
+    /// Reads more of a request that has begun: its client has
+    /// `request_timeout` to send something.
+    fn more(&mut self) -> Result<(), Stop> {
+        progress(self.fill(self.limits.request_timeout)).map(drop)
+    }
+
+    /// Reads into the free end of the buffer, first making room: moving the
+    /// unconsumed bytes to the front, or growing the buffer.
+    fn fill(&mut self, limit: Duration) -> io::Result<usize> {
+        if self.start == self.end {
+            (self.start, self.end) = (0, 0);
+        }
+        if self.end == self.buf.len() {
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                (self.start, self.end) = (0, self.end - self.start);
+            } else {
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+        }
+        let n = self.io.read_within(&mut self.buf[self.end..], limit)?;
+        self.end += n;
+        Ok(n)
+    }
+}
+
+/// The outcome of a read in the middle of a request: data, or the end of the
+/// connection (the client left: quietly; it stalled: `408`).
+fn progress(read: io::Result<usize>) -> Result<usize, Stop> {
+    match read {
+        Ok(0) => Err(Stop::Quiet),
+        Ok(n) => Ok(n),
+        Err(err) if err.kind() == io::ErrorKind::TimedOut => {
+            Err(Stop::Reject(408, "the request body did not arrive in time"))
+        }
+        Err(_) => Err(Stop::Quiet),
+    }
+}
+
+/// Reads the head's framing and connection headers (RFC 9112 §6, §9).
+fn analyse(request: &Request, limits: &Limits) -> Result<Head, Stop> {
+    let mut length: Option<u64> = None;
+    let mut chunked = false;
+    let (mut close, mut keep) = (false, false);
+    let mut expects_continue = false;
+    let mut hosts = 0;
+    for (name, value) in request.headers() {
+        if name.eq_ignore_ascii_case("content-length") {
+            let n =
+                parse_length(value).ok_or(Stop::Reject(400, "Content-Length is not a number"))?;
+            if length.is_some_and(|l| l != n) {
+                return Err(Stop::Reject(400, "conflicting Content-Length values"));
+            }
+            length = Some(n);
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            for coding in tokens(value) {
+                if chunked {
+                    // `chunked` must be the last coding, and only once.
+                    return Err(Stop::Reject(400, "chunked is not the last transfer coding"));
+                }
+                if !coding.eq_ignore_ascii_case(b"chunked") {
+                    return Err(Stop::Reject(501, "unsupported transfer coding"));
+                }
+                chunked = true;
+            }
+        } else if name.eq_ignore_ascii_case("connection") {
+            for option in tokens(value) {
+                close |= option.eq_ignore_ascii_case(b"close");
+                keep |= option.eq_ignore_ascii_case(b"keep-alive");
+            }
+        } else if name.eq_ignore_ascii_case("expect") {
+            if !value.eq_ignore_ascii_case(b"100-continue") {
+                return Err(Stop::Reject(417, "unsupported expectation"));
+            }
+            expects_continue = true;
+        } else if name.eq_ignore_ascii_case("host") {
+            hosts += 1;
+        }
+    }
+    let version = request.version();
+    if version == Version::Http11 && hosts != 1 {
+        return Err(Stop::Reject(
+            400,
+            "an HTTP/1.1 request needs one Host header",
+        ));
+    }
+    if chunked && (length.is_some() || version == Version::Http10) {
+        // Both framings, or chunked in HTTP/1.0: the framing is ambiguous, a
+        // request-smuggling risk (RFC 9112 §6.1, §6.3).
+        return Err(Stop::Reject(400, "ambiguous message framing"));
+    }
+    let body = match length {
+        _ if chunked => BodyFraming::Chunked,
+        Some(n) if n > limits.max_body_bytes as u64 => {
+            return Err(Stop::Reject(413, "the request body is too large"));
+        }
+        Some(0) | None => BodyFraming::None,
+        Some(n) => BodyFraming::Length(n as usize),
+    };
+    Ok(Head {
+        body,
+        keep_alive: !close && (version == Version::Http11 || keep),
+        expects_continue: expects_continue && version == Version::Http11,
+        head_only: request.method() == "HEAD",
+    })
+}
+
+/// A `Content-Length` value: decimal digits only.
+fn parse_length(value: &[u8]) -> Option<u64> {
+    let digits = value.trim_ascii();
+    if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(digits.iter().fold(0, |n, d| n * 10 + u64::from(d - b'0')))
+}
+
+/// The comma-separated elements of a header value, trimmed, empty ones
+/// skipped.
+fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value
+        .split(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .filter(|t| !t.is_empty())
+}
+
+fn parse_error(err: httparse::Error) -> &'static str {
+    match err {
+        httparse::Error::Version => "unsupported HTTP version",
+        httparse::Error::HeaderName | httparse::Error::HeaderValue => "malformed header field",
+        httparse::Error::NewLine => "malformed line ending",
+        _ => "malformed request line",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths() {
+        assert_eq!(parse_length(b"0"), Some(0));
+        assert_eq!(parse_length(b" 42 "), Some(42));
+        assert_eq!(
+            parse_length(b"9999999999999999999"),
+            Some(9_999_999_999_999_999_999)
+        );
+        for bad in [
+            &b""[..],
+            b"-1",
+            b"+1",
+            b"1 2",
+            b"0x10",
+            b"99999999999999999999",
+        ] {
+            assert_eq!(parse_length(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn token_lists() {
+        let list: Vec<&[u8]> = tokens(b" gzip ,, chunked").collect();
+        assert_eq!(list, [&b"gzip"[..], b"chunked"]);
+    }
+}

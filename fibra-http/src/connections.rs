@@ -1,0 +1,100 @@
+//! The connections one runtime serves, each in a green thread of its own,
+//! and how they end when the server shuts down.
+
+use crate::conn::{self, Watch};
+use crate::server::Shared;
+use fibra::net::TcpStream;
+use fibra::runtime::JoinHandle;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// The live connections of one runtime (the server's one OS thread in threads
+/// mode, one Ractor's worker in ractors mode).
+pub(crate) struct Connections {
+    shared: Arc<Shared>,
+    live: RefCell<HashMap<u64, Live>>,
+    next: Cell<u64>,
+}
+
+struct Live {
+    thread: JoinHandle<()>,
+    /// Whether the connection waits, with nothing read, for a new request.
+    idle: Rc<Cell<bool>>,
+}
+
+impl Connections {
+    pub(crate) fn new(shared: Arc<Shared>) -> Rc<Connections> {
+        Rc::new(Connections {
+            shared,
+            live: RefCell::default(),
+            next: Cell::new(0),
+        })
+    }
+
+    /// Serves `stream` in a new green thread; `on_end` runs when it closes.
+    pub(crate) fn serve(self: &Rc<Self>, stream: TcpStream, on_end: impl FnOnce() + 'static) {
+        let id = self.next.replace(self.next.get() + 1);
+        let idle = Rc::new(Cell::new(false));
+        let connections = self.clone();
+        let watched = idle.clone();
+        let thread = fibra::spawn(move || {
+            let _ended = Ended {
+                connections: &connections,
+                id,
+                on_end: Some(on_end),
+            };
+            let shared = &connections.shared;
+            let peer = stream.peer_addr().ok();
+            // Responses are written whole, so Nagle's delay only adds latency;
+            // a client that stops reading is dropped after the write timeout.
+            if stream.set_nodelay(true).is_err()
+                || stream
+                    .set_write_timeout(Some(shared.limits.write_timeout))
+                    .is_err()
+            {
+                return;
+            }
+            let watch = Watch {
+                idle: &watched,
+                stopping: &shared.control.stopping,
+            };
+            conn::serve(stream, peer, &*shared.handler, &shared.limits, watch);
+        });
+        self.live.borrow_mut().insert(id, Live { thread, idle });
+    }
+
+    /// Ends every connection gracefully: those idle between requests are
+    /// closed now; the others finish the request in flight (they see the
+    /// server stopping and close after their response). Returns when all
+    /// have ended.
+    pub(crate) fn drain(&self) {
+        let live: Vec<Live> = self.live.borrow_mut().drain().map(|(_, l)| l).collect();
+        for connection in live.iter().filter(|l| l.idle.get()) {
+            connection.thread.cancel();
+        }
+        for connection in live {
+            // A handler's panic was answered with a 500 already; a cancelled
+            // idle connection has nothing to report.
+            let _ = connection.thread.join();
+        }
+    }
+}
+
+/// Forgets a connection however its green thread ends (it unwinds when
+/// cancelled).
+struct Ended<'a, F: FnOnce()> {
+    connections: &'a Connections,
+    id: u64,
+    on_end: Option<F>,
+}
+
+impl<F: FnOnce()> Drop for Ended<'_, F> {
+    fn drop(&mut self) {
+        self.connections.live.borrow_mut().remove(&self.id);
+        if let Some(on_end) = self.on_end.take() {
+            on_end();
+        }
+    }
+}

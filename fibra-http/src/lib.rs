@@ -1,0 +1,77 @@
+//! A small HTTP/1.1 server on [fibra]: a green thread per connection, so a
+//! handler is a plain function that may block — sleep, read a socket, wait on
+//! a channel — without holding up other connections, and no `async` anywhere.
+//!
+//! ```no_run
+//! use fibra_http::{Mode, Request, Response, Router, Server};
+//! use std::time::Duration;
+//!
+//! let router = Router::new()
+//!     .get("/hello", |_: &Request| Response::text("Hello, world!\n"))
+//!     .get("/slow", |_: &Request| {
+//!         fibra::time::sleep(Duration::from_secs(2)); // parks this connection only
+//!         Response::text("done\n")
+//!     });
+//! Server::builder()
+//!     .mode(Mode::ractors_per_core())
+//!     .bind("127.0.0.1:8080")?
+//!     .serve(router)?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! # Two modes, one handler
+//!
+//! - [`Mode::Threads`]: one OS thread, a green thread per connection — Ruby's
+//!   threads under the GVL: IO overlaps, CPU work shares one core.
+//! - [`Mode::Ractors`]: a Ractor per core, each with a green thread per
+//!   connection it is given — Ruby's Ractors: CPU work runs on every core.
+//!   The handler is shared by all of them, so it is `Send + Sync`.
+//!
+//! # The protocol
+//!
+//! HTTP/1.1 and 1.0: keep-alive (1.1 by default, 1.0 when asked) and
+//! pipelining (answered in order, in as few writes as possible); request
+//! bodies framed by `Content-Length` or chunked (decoded before the handler
+//! runs; `Expect: 100-continue` is answered); responses framed by
+//! `Content-Length`, or chunked for a streamed [`Body`]; `HEAD` answered
+//! without a body; `Date` on every response.
+//!
+//! # Bad input
+//!
+//! A client can cost only its own connection. Each failure has one outcome,
+//! after which the connection closes (see [`Limits`] for the bounds):
+//!
+//! | the client | the answer |
+//! |---|---|
+//! | sends a malformed request line or header, a bad `Content-Length`, both or conflicting framings, or no `Host` in HTTP/1.1 | `400 Bad Request` |
+//! | sends a head over `max_head_bytes` or more than `max_headers` fields | `431 Request Header Fields Too Large` |
+//! | announces or sends a body over `max_body_bytes` | `413 Content Too Large` |
+//! | uses a transfer coding other than chunked | `501 Not Implemented` |
+//! | expects something other than `100-continue` | `417 Expectation Failed` |
+//! | stalls within a request past `request_timeout` (slowloris) | `408 Request Timeout` |
+//! | idles between requests past `keep_alive_timeout`, disconnects or resets | the connection closes, nothing else |
+//! | triggers a panic in the handler | `500 Internal Server Error` |
+//!
+//! The server never stops accepting on a client's account.
+
+mod conn;
+mod connections;
+mod date;
+#[doc(hidden)]
+pub mod fuzzing;
+mod handler;
+mod limits;
+mod request;
+mod response;
+mod router;
+mod server;
+mod status;
+mod transport;
+
+pub use handler::Handler;
+pub use limits::Limits;
+pub use request::{Request, Version};
+pub use response::{Body, Response};
+pub use router::Router;
+pub use server::{Builder, Mode, Server, ShutdownHandle};
+pub use status::reason;

@@ -1,0 +1,172 @@
+//! A request as a handler sees it.
+//!
+//! The connection keeps one `Request` and refills it for each request it
+//! reads: the head's bytes are copied into one buffer and every part of it is
+//! a range of that buffer, so a keep-alive connection reads requests without
+//! allocating once its buffers have grown to size.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::ops::Range;
+
+/// The HTTP version of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    Http10,
+    Http11,
+}
+
+/// An HTTP request: method, target, version, headers and the whole body.
+///
+/// The body has been read before the handler runs (up to
+/// [`Limits::max_body_bytes`](crate::Limits::max_body_bytes)), so it is a
+/// byte slice; `&[u8]` implements [`std::io::Read`] for handlers that want a
+/// reader:
+///
+/// ```
+/// use fibra_http::{Request, Response};
+/// use std::io::Read;
+///
+/// fn word_count(request: &Request) -> Response {
+///     let mut text = String::new();
+///     if request.body().read_to_string(&mut text).is_err() {
+///         return Response::new(400).with_body("the body is not UTF-8\n");
+///     }
+///     Response::text(format!("{}\n", text.split_whitespace().count()))
+/// }
+/// # let _ = word_count;
+/// ```
+pub struct Request {
+    head: Vec<u8>,
+    method: Range<usize>,
+    path: Range<usize>,
+    query: Option<Range<usize>>,
+    version: Version,
+    headers: Vec<(Range<usize>, Range<usize>)>,
+    pub(crate) body: Vec<u8>,
+    peer: Option<SocketAddr>,
+}
+
+impl Request {
+    pub(crate) fn new(peer: Option<SocketAddr>) -> Request {
+        Request {
+            head: Vec::new(),
+            method: 0..0,
+            path: 0..0,
+            query: None,
+            version: Version::Http11,
+            headers: Vec::new(),
+            body: Vec::new(),
+            peer,
+        }
+    }
+
+    /// Refills this request from a parsed head (`raw` is the bytes the parser
+    /// read), dropping the previous request's head and body.
+    pub(crate) fn fill(&mut self, raw: &[u8], parsed: &httparse::Request<'_, '_>) {
+        self.head.clear();
+        self.head.extend_from_slice(raw);
+        self.headers.clear();
+        let base = raw.as_ptr() as usize;
+        // The parser's slices all point into `raw`, so each is a range of it.
+        let range = |part: &[u8]| {
+            let start = part.as_ptr() as usize - base;
+            start..start + part.len()
+        };
+        self.method = range(parsed.method.unwrap_or_default().as_bytes());
+        let target = range(parsed.path.unwrap_or_default().as_bytes());
+        match raw[target.clone()].iter().position(|&b| b == b'?') {
+            Some(q) => {
+                self.path = target.start..target.start + q;
+                self.query = Some(target.start + q + 1..target.end);
+            }
+            None => {
+                self.path = target;
+                self.query = None;
+            }
+        }
+        self.version = match parsed.version {
+            Some(0) => Version::Http10,
+            _ => Version::Http11,
+        };
+        for header in parsed.headers.iter() {
+            self.headers
+                .push((range(header.name.as_bytes()), range(header.value)));
+        }
+        self.body.clear();
+        if self.body.capacity() > 64 << 10 {
+            self.body.shrink_to(64 << 10);
+        }
+    }
+
+    fn text(&self, range: &Range<usize>) -> &str {
+        // The parser admits only visible ASCII in the method, the target and
+        // header names, so this never falls back.
+        std::str::from_utf8(&self.head[range.clone()]).unwrap_or_default()
+    }
+
+    /// The method, e.g. `GET`.
+    pub fn method(&self) -> &str {
+        self.text(&self.method)
+    }
+
+    /// The target's path, e.g. `/search` for `GET /search?q=fibra`, as sent
+    /// (not percent-decoded).
+    pub fn path(&self) -> &str {
+        self.text(&self.path)
+    }
+
+    /// The target's query, e.g. `q=fibra` for `GET /search?q=fibra`, as sent.
+    pub fn query(&self) -> Option<&str> {
+        self.query.as_ref().map(|q| self.text(q))
+    }
+
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The first header called `name` (compared without regard to case), if
+    /// it is UTF-8; see [`header_bytes`](Self::header_bytes) for any value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        std::str::from_utf8(self.header_bytes(name)?).ok()
+    }
+
+    /// The first header called `name` (compared without regard to case).
+    pub fn header_bytes(&self, name: &str) -> Option<&[u8]> {
+        self.headers
+            .iter()
+            .find(|(n, _)| self.head[n.clone()].eq_ignore_ascii_case(name.as_bytes()))
+            .map(|(_, value)| &self.head[value.clone()])
+    }
+
+    /// Every header, in the order sent (a repeated name appears repeatedly).
+    pub fn headers(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.headers
+            .iter()
+            .map(|(name, value)| (self.text(name), &self.head[value.clone()]))
+    }
+
+    /// The body, decoded from `Content-Length` or chunked framing (empty if
+    /// there was none).
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+
+    /// The client's address (`None` where the connection has none).
+    pub fn peer_addr(&self) -> Option<SocketAddr> {
+        self.peer
+    }
+}
+
+impl fmt::Debug for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Request")
+            .field("method", &self.method())
+            .field("path", &self.path())
+            .field("query", &self.query())
+            .field("version", &self.version)
+            .field("headers", &self.headers.len())
+            .field("body", &self.body.len())
+            .finish()
+    }
+}

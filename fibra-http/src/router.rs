@@ -1,0 +1,118 @@
+//! Routing requests to handlers by method and path.
+
+use crate::{Handler, Request, Response};
+
+/// A handler that picks another by method and path.
+///
+/// A route's path matches exactly, or, if it ends in `/*`, matches every path
+/// under that prefix (`/static/*` matches `/static/app.js`). The first route
+/// added that matches wins. `HEAD` is answered by the `GET` route when there
+/// is no `HEAD` one (the body is not sent). A path no route matches gets
+/// `404 Not Found`; a path some route matches with another method gets
+/// `405 Method Not Allowed` with an `Allow` header.
+///
+/// ```
+/// use fibra_http::{Response, Router};
+///
+/// let router = Router::new()
+///     .get("/hello", |_: &_| Response::text("Hello, world!\n"))
+///     .post("/echo", |request: &fibra_http::Request| {
+///         Response::new(200).with_body(request.body().to_vec())
+///     });
+/// # let _ = router;
+/// ```
+#[derive(Default)]
+pub struct Router {
+    routes: Vec<Route>,
+}
+
+struct Route {
+    method: String,
+    pattern: Pattern,
+    handler: Box<dyn Handler>,
+}
+
+enum Pattern {
+    Exact(String),
+    /// The prefix, ending in `/`.
+    Under(String),
+}
+
+impl Pattern {
+    fn new(path: &str) -> Pattern {
+        match path.strip_suffix('*') {
+            Some(prefix) if prefix.ends_with('/') => Pattern::Under(prefix.to_string()),
+            _ => Pattern::Exact(path.to_string()),
+        }
+    }
+
+    fn matches(&self, path: &str) -> bool {
+        match self {
+            Pattern::Exact(exact) => path == exact,
+            Pattern::Under(prefix) => path.starts_with(prefix.as_str()),
+        }
+    }
+}
+
+impl Router {
+    pub fn new() -> Router {
+        Router::default()
+    }
+
+    /// Routes `method` requests for `path` to `handler`.
+    pub fn route(mut self, method: &str, path: &str, handler: impl Handler) -> Router {
+        self.routes.push(Route {
+            method: method.to_string(),
+            pattern: Pattern::new(path),
+            handler: Box::new(handler),
+        });
+        self
+    }
+
+    pub fn get(self, path: &str, handler: impl Handler) -> Router {
+        self.route("GET", path, handler)
+    }
+
+    pub fn post(self, path: &str, handler: impl Handler) -> Router {
+        self.route("POST", path, handler)
+    }
+
+    pub fn put(self, path: &str, handler: impl Handler) -> Router {
+        self.route("PUT", path, handler)
+    }
+
+    pub fn delete(self, path: &str, handler: impl Handler) -> Router {
+        self.route("DELETE", path, handler)
+    }
+
+    fn find(&self, method: &str, path: &str) -> Option<&Route> {
+        self.routes
+            .iter()
+            .find(|r| r.method == method && r.pattern.matches(path))
+    }
+}
+
+impl Handler for Router {
+    fn handle(&self, request: &Request) -> Response {
+        let (method, path) = (request.method(), request.path());
+        let route = self
+            .find(method, path)
+            .or_else(|| (method == "HEAD").then(|| self.find("GET", path)).flatten());
+        if let Some(route) = route {
+            return route.handler.handle(request);
+        }
+        let mut allowed: Vec<&str> = Vec::new();
+        for route in self.routes.iter().filter(|r| r.pattern.matches(path)) {
+            if !allowed.contains(&route.method.as_str()) {
+                allowed.push(&route.method);
+            }
+        }
+        if allowed.is_empty() {
+            Response::new(404).with_body("not found\n")
+        } else {
+            Response::new(405)
+                .with_header("allow", allowed.join(", "))
+                .with_body("method not allowed\n")
+        }
+    }
+}

@@ -1,0 +1,356 @@
+//! The server: a listening socket, the mode that serves its connections, and
+//! the graceful shutdown.
+
+use crate::connections::Connections;
+use crate::{Handler, Limits};
+use fibra::net::{TcpListener, TcpStream};
+use fibra::ractor::{Context, Pool, Ractor};
+use fibra::runtime::Unparker;
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// How many connections the kernel queues before `accept` (capped by
+/// `net.core.somaxconn`); `std`'s 128 overflows when a thousand clients
+/// connect at once, and an overflowed client waits a second to retry.
+const BACKLOG: i32 = 1024;
+
+/// How a server runs its connections. The handler is the same in both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// One OS thread; a green thread per connection (Ruby's threads under
+    /// the GVL, without the GVL's cost: IO never blocks the other threads,
+    /// but CPU work runs on one core).
+    Threads,
+    /// This many Ractors, each on a worker OS thread of its own, with a green
+    /// thread per connection inside; each new connection goes to the Ractor
+    /// serving the fewest (Ruby's Ractors, without their limits). CPU work
+    /// runs on as many cores.
+    Ractors(usize),
+}
+
+impl Mode {
+    /// Ractors mode with one Ractor per core.
+    pub fn ractors_per_core() -> Mode {
+        Mode::Ractors(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+}
+
+/// Builds a [`Server`]: its mode and limits.
+#[derive(Clone, Debug)]
+pub struct Builder {
+    mode: Mode,
+    limits: Limits,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder {
+            mode: Mode::Threads,
+            limits: Limits::default(),
+        }
+    }
+}
+
+impl Builder {
+    pub fn mode(mut self, mode: Mode) -> Builder {
+        self.mode = mode;
+        self
+    }
+
+    pub fn limits(mut self, limits: Limits) -> Builder {
+        self.limits = limits;
+        self
+    }
+
+    /// Listens on `addr` (port 0 picks a free port; see
+    /// [`Server::local_addr`]).
+    ///
+    /// # Errors
+    ///
+    /// The socket's error (address in use, permission denied), or
+    /// `InvalidInput` for `Mode::Ractors(0)` or an address that resolves to
+    /// nothing.
+    pub fn bind(self, addr: impl ToSocketAddrs) -> io::Result<Server> {
+        if self.mode == Mode::Ractors(0) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "ractors mode needs at least one Ractor",
+            ));
+        }
+        let mut last = None;
+        for addr in addr.to_socket_addrs()? {
+            match listen(addr) {
+                Ok(listener) => {
+                    return Ok(Server {
+                        listener,
+                        mode: self.mode,
+                        limits: self.limits,
+                        control: Arc::default(),
+                    });
+                }
+                Err(err) => last = Some(err),
+            }
+        }
+        Err(last
+            .unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to bind")))
+    }
+}
+
+fn listen(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    // A restarted server can bind while the old connections sit in TIME_WAIT.
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(BACKLOG)?;
+    Ok(socket.into())
+}
+
+/// An HTTP/1.1 server: bind it, then [`serve`](Server::serve) a handler.
+///
+/// ```no_run
+/// use fibra_http::{Mode, Response, Router, Server};
+///
+/// let router = Router::new().get("/hello", |_: &_| Response::text("Hello, world!\n"));
+/// let server = Server::builder().mode(Mode::ractors_per_core()).bind("127.0.0.1:8080")?;
+/// let shutdown = server.shutdown_handle();
+/// std::thread::spawn(move || {
+///     std::thread::sleep(std::time::Duration::from_secs(60));
+///     shutdown.shutdown(); // requests in flight finish first
+/// });
+/// server.serve(router)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Server {
+    listener: std::net::TcpListener,
+    mode: Mode,
+    limits: Limits,
+    control: Arc<Control>,
+}
+
+/// What a [`ShutdownHandle`] shares with the running server.
+#[derive(Debug, Default)]
+pub(crate) struct Control {
+    pub(crate) stopping: AtomicBool,
+    /// The green thread that waits for the shutdown, once it waits.
+    waiter: Mutex<Option<Unparker>>,
+}
+
+/// What every connection of a server shares, on whichever OS thread.
+pub(crate) struct Shared {
+    pub(crate) handler: Box<dyn Handler>,
+    pub(crate) limits: Limits,
+    pub(crate) control: Arc<Control>,
+}
+
+/// Stops a [`Server`] from any thread: it stops accepting, closes the
+/// connections idle between requests, lets the requests in flight finish
+/// (their responses say `Connection: close`), and then `serve` returns.
+#[derive(Clone, Debug)]
+pub struct ShutdownHandle(Arc<Control>);
+
+impl ShutdownHandle {
+    /// Starts the graceful shutdown (again: no effect).
+    pub fn shutdown(&self) {
+        self.0.stopping.store(true, Ordering::SeqCst);
+        let waiter = self.0.waiter.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(waiter) = waiter.as_ref() {
+            waiter.unpark();
+        }
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        self.0.stopping.load(Ordering::SeqCst)
+    }
+}
+
+impl Server {
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// A threads-mode server with the default limits, listening on `addr`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Builder::bind`].
+    pub fn bind(addr: impl ToSocketAddrs) -> io::Result<Server> {
+        Builder::default().bind(addr)
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// A handle that shuts this server down gracefully, from any thread.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle(self.control.clone())
+    }
+
+    /// Serves connections with `handler` until shut down, on the calling OS
+    /// thread (which runs a fibra runtime for it, so it must not be in one
+    /// already) and, in ractors mode, on the Ractors' workers.
+    ///
+    /// Accepting never stops on a client's account: a connection reset before
+    /// it is accepted is skipped, and running out of file descriptors pauses
+    /// accepting briefly instead of failing.
+    ///
+    /// # Errors
+    ///
+    /// If the listening socket cannot be registered with the runtime.
+    ///
+    /// # Panics
+    ///
+    /// Inside a fibra runtime.
+    pub fn serve(self, handler: impl Handler) -> io::Result<()> {
+        let shared = Arc::new(Shared {
+            handler: Box::new(handler),
+            limits: self.limits,
+            control: self.control,
+        });
+        let listener = self.listener;
+        match self.mode {
+            Mode::Threads => fibra::run(move || serve_threads(listener, shared)),
+            Mode::Ractors(count) => serve_ractors(listener, shared, count),
+        }
+    }
+}
+
+/// Threads mode: accept and serve on this OS thread's runtime.
+fn serve_threads(listener: std::net::TcpListener, shared: Arc<Shared>) -> io::Result<()> {
+    let listener = TcpListener::from_std(listener)?;
+    let connections = Connections::new(shared.clone());
+    let accepting = {
+        let connections = connections.clone();
+        fibra::spawn(move || {
+            accept_each(
+                || listener.accept().map(|(stream, _)| stream),
+                |stream: TcpStream| connections.serve(stream, || {}),
+            )
+        })
+    };
+    wait_for_shutdown(&shared.control);
+    accepting.cancel();
+    let _ = accepting.join();
+    connections.drain();
+    Ok(())
+}
+
+/// A Ractor of a ractors-mode server, and how many connections it serves.
+struct Worker {
+    ractor: Ractor<std::net::TcpStream>,
+    load: Arc<AtomicUsize>,
+}
+
+/// Ractors mode: `count` Ractors on a pool of as many workers serve the
+/// connections that this OS thread accepts and hands over.
+fn serve_ractors(
+    listener: std::net::TcpListener,
+    shared: Arc<Shared>,
+    count: usize,
+) -> io::Result<()> {
+    let pool = Pool::new(count);
+    let workers: Vec<Worker> = (0..count)
+        .map(|_| {
+            let load = Arc::new(AtomicUsize::new(0));
+            let shared = shared.clone();
+            let served = load.clone();
+            let ractor = pool.spawn(move |ctx: &Context<std::net::TcpStream>| {
+                let connections = Connections::new(shared);
+                while let Ok(stream) = ctx.receive() {
+                    let served = served.clone();
+                    let done = move || {
+                        served.fetch_sub(1, Ordering::Relaxed);
+                    };
+                    match TcpStream::from_std(stream) {
+                        Ok(stream) => connections.serve(stream, done),
+                        Err(_) => done(),
+                    }
+                }
+                connections.drain();
+            });
+            Worker { ractor, load }
+        })
+        .collect();
+    let workers = std::rc::Rc::new(workers);
+    let closing = workers.clone();
+    fibra::run(move || {
+        let listener = TcpListener::from_std(listener)?;
+        let accepting = fibra::spawn(move || {
+            accept_each(
+                || listener.accept_std().map(|(stream, _)| stream),
+                |stream: std::net::TcpStream| hand_over(&workers, stream),
+            )
+        });
+        wait_for_shutdown(&shared.control);
+        accepting.cancel();
+        let _ = accepting.join();
+        // Each Ractor drains its connections once its port is closed and
+        // empty.
+        for worker in closing.iter() {
+            worker.ractor.close_incoming();
+        }
+        for worker in closing.iter() {
+            let _ = worker.ractor.clone().join();
+        }
+        Ok(())
+    })
+}
+
+/// Gives `stream` to the Ractor serving the fewest connections.
+fn hand_over(workers: &[Worker], stream: std::net::TcpStream) {
+    let worker = workers
+        .iter()
+        .min_by_key(|w| w.load.load(Ordering::Relaxed))
+        .expect("a ractors-mode server has at least one Ractor");
+    worker.load.fetch_add(1, Ordering::Relaxed);
+    if worker.ractor.send(stream).is_err() {
+        // The Ractor is gone (only while shutting down): the connection
+        // closes unserved.
+        worker.load.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Accepts connections and hands each to `serve`, until cancelled.
+fn accept_each<S>(mut accept: impl FnMut() -> io::Result<S>, mut serve: impl FnMut(S)) {
+    loop {
+        match accept() {
+            Ok(stream) => serve(stream),
+            // A connection that failed before it was accepted costs only
+            // itself.
+            Err(err) if fails_one_connection(&err) => {}
+            // Out of descriptors or memory: wait for connections to close,
+            // rather than spin or give up.
+            Err(_) => fibra::time::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+fn fails_one_connection(err: &io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc::ECONNABORTED | libc::EPROTO | libc::EPERM | libc::EINTR)
+    )
+}
+
+/// Parks the calling green thread until the server is told to shut down.
+fn wait_for_shutdown(control: &Control) {
+    *control
+        .waiter
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = Some(fibra::runtime::current().unparker());
+    while !control.stopping.load(Ordering::SeqCst) {
+        fibra::runtime::park();
+    }
+}
