@@ -9,19 +9,20 @@ use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// A client made of bytes: `input`'s first byte sets how many bytes each read
-/// returns (0: a read that times out first), the rest is what the client
-/// sends; then it closes. What the server writes is kept.
+/// A client made of bytes. The first byte of `input` says how it sends the
+/// rest: its low 7 bits how many bytes each read returns (0 counts as 1); its
+/// top bit what happens once all is sent — set, the client stalls (reads time
+/// out); clear, it closes. What the server writes is kept.
 struct Client<'a> {
     sent: &'a [u8],
     piece: usize,
-    stall: bool,
+    stalls_at_end: bool,
     received: Vec<u8>,
 }
 
 impl Transport for Client<'_> {
     fn read_within(&mut self, buf: &mut [u8], _limit: Duration) -> io::Result<usize> {
-        if std::mem::take(&mut self.stall) {
+        if self.sent.is_empty() && self.stalls_at_end {
             return Err(io::ErrorKind::TimedOut.into());
         }
         let n = self.piece.min(self.sent.len()).min(buf.len());
@@ -60,8 +61,8 @@ pub fn serve_bytes(input: &[u8]) -> Vec<u8> {
     };
     let mut client = Client {
         sent,
-        piece: usize::from(piece).max(1),
-        stall: piece == 0,
+        piece: usize::from(piece & 0x7f).max(1),
+        stalls_at_end: piece & 0x80 != 0,
         received: Vec::new(),
     };
     let watch = Watch {
@@ -70,4 +71,66 @@ pub fn serve_bytes(input: &[u8]) -> Vec<u8> {
     };
     conn::serve(&mut client, None, &router, &limits, watch);
     client.received
+}
+
+/// Checks that `written` is a sequence of whole, well-formed HTTP/1.1
+/// responses, as a client would read them. A response with a length and no
+/// body (the answer to `HEAD`) is recognised by what follows it.
+///
+/// # Errors
+///
+/// What is malformed, and where.
+pub fn check_written(written: &[u8]) -> Result<(), String> {
+    if written.is_empty() {
+        return Ok(());
+    }
+    let mut fields = [httparse::EMPTY_HEADER; 32];
+    let mut parsed = httparse::Response::new(&mut fields);
+    let head = match parsed.parse(written) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Err("a response head is cut short".into()),
+        Err(err) => return Err(format!("a response head does not parse: {err}")),
+    };
+    let status = parsed.code.unwrap_or_default();
+    let value = |name: &str| {
+        parsed
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| h.value)
+    };
+    let rest = &written[head..];
+    if crate::status::forbids_body(status) {
+        return check_written(rest);
+    }
+    if value("transfer-encoding") == Some(b"chunked") {
+        return check_written(skip_chunks(rest)?);
+    }
+    let length = value("content-length")
+        .and_then(|v| std::str::from_utf8(v).ok()?.parse::<usize>().ok())
+        .ok_or(format!("a {status} response has no length"))?;
+    let with_body = rest
+        .get(length..)
+        .ok_or_else(|| "a body is cut short".to_string())
+        .and_then(check_written);
+    with_body.or_else(|why| check_written(rest).map_err(|_| why))
+}
+
+/// What follows a chunked body.
+fn skip_chunks(mut data: &[u8]) -> Result<&[u8], String> {
+    loop {
+        let (used, size) = match httparse::parse_chunk_size(data) {
+            Ok(httparse::Status::Complete(chunk)) => chunk,
+            _ => return Err("a chunk size does not parse".into()),
+        };
+        let size = usize::try_from(size).map_err(|_| "a chunk is too large")?;
+        let end = used + size;
+        if data.get(end..end + 2) != Some(b"\r\n") {
+            return Err("a chunk is cut short".into());
+        }
+        data = &data[end + 2..];
+        if size == 0 {
+            return Ok(data);
+        }
+    }
 }
