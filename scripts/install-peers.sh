@@ -17,7 +17,7 @@
 set -euo pipefail
 
 PACKAGES=(
-    ruby                 # E1 Fiber peer, E3 Thread peer (MRI)
+    ruby                 # E1 Fiber peer, E3 Thread peer, E4 servers (MRI)
     jruby                # E1 Fiber peer on the JVM; E3 (no global lock)
     lua5.1 lua5.4 luajit # E1 coroutine peers
     gcc g++ libc6-dev    # compile the C/C++ peers

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs fibra's tests (unit and behaviour tests, not doc tests) under valgrind
+# Runs fibra's and fibra-http's tests (unit and behaviour tests, not doc tests) under valgrind
 # memcheck: any invalid access, use of uninitialised memory or definite leak fails
 # the run. Fiber stacks are registered with valgrind (fibra/src/stack/valgrind.rs),
 # so it sees each context switch as a stack switch. Valgrind does not know
@@ -21,13 +21,14 @@ if ! command -v valgrind >/dev/null; then
   fi
 fi
 
-binaries=$(cargo test -p fibra --tests --no-run --message-format=json "$@" 2>/dev/null |
+binaries=$(cargo test -p fibra -p fibra-http --tests --no-run --message-format=json "$@" 2>/dev/null |
   grep -o '"executable":"[^"]*"' | cut -d'"' -f4)
 [ -n "$binaries" ] || { echo "memcheck: no test binaries were built" >&2; exit 2; }
 
-# Scale tests (100,000 Ractors, 800,000 messages) take too long under valgrind;
-# the same code paths run in the smaller tests.
-skip=(--skip a_hundred_thousand_ractors_complete --skip eight_senders_times_a_hundred_thousand)
+# Scale tests (100,000 Ractors, 800,000 messages, 10,000 connections) take too
+# long under valgrind; the same code paths run in the smaller tests.
+skip=(--skip a_hundred_thousand_ractors_complete --skip eight_senders_times_a_hundred_thousand
+  --skip ten_thousand_keep_alive_connections_at_once)
 
 status=0
 for bin in $binaries; do

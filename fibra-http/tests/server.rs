@@ -5,10 +5,15 @@
 use fibra_http::{Body, Limits, Mode, Request, Response, Router, Server, ShutdownHandle};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
 const MODES: [Mode; 2] = [Mode::Threads, Mode::Ractors(2)];
+
+/// How many `/sleep` handlers have started, so that a test can act while one
+/// is in flight without guessing how long the request takes to get there.
+static SLEEPERS: AtomicUsize = AtomicUsize::new(0);
 
 fn router() -> Router {
     Router::new()
@@ -17,6 +22,7 @@ fn router() -> Router {
             Response::new(200).with_body(r.body().to_vec())
         })
         .get("/sleep", |r: &Request| {
+            SLEEPERS.fetch_add(1, Ordering::SeqCst);
             let ms = r.query().and_then(|q| q.parse().ok()).unwrap_or(100);
             fibra::time::sleep(Duration::from_millis(ms));
             Response::text("slept\n")
@@ -608,9 +614,12 @@ fn graceful_shutdown_finishes_requests_in_flight() {
         idle.send(GET_HELLO);
         assert_eq!(idle.response().status, 200);
         let mut busy = server.client();
+        let started = SLEEPERS.load(Ordering::SeqCst);
         busy.send(b"GET /sleep?500 HTTP/1.1\r\nHost: t\r\n\r\n");
-        // Let the request reach its handler, then shut down meanwhile.
-        thread::sleep(Duration::from_millis(100));
+        // Shut down while the request is in its handler.
+        while SLEEPERS.load(Ordering::SeqCst) == started {
+            thread::sleep(Duration::from_millis(1));
+        }
         let shutdown = server.shutdown.clone();
         let stopper = thread::spawn(move || shutdown.shutdown());
         let reply = busy.response();
