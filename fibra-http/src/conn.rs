@@ -217,6 +217,11 @@ impl<T: Transport> Conn<'_, T> {
     fn read_chunks(&mut self) -> Result<(), Stop> {
         loop {
             let size = loop {
+                // The parser allows whitespace before the size; RFC 9112 does
+                // not, and a lenient reading is what request smuggling uses.
+                if self.start < self.end && !self.buf[self.start].is_ascii_hexdigit() {
+                    return Err(Stop::Reject(400, "malformed chunk size"));
+                }
                 match httparse::parse_chunk_size(&self.buf[self.start..self.end]) {
                     Ok(httparse::Status::Complete((used, size))) => {
                         self.start += used;

@@ -422,7 +422,7 @@ fn unknown_paths_and_methods_get_404_and_405() {
 fn malformed_requests_get_400_and_a_close() {
     for mode in MODES {
         let server = Running::new(mode);
-        let cases: [&[u8]; 9] = [
+        let cases: [&[u8]; 10] = [
             b"GARBAGE\r\n\r\n",
             b"GET /hello HTTP/9.9\r\nHost: t\r\n\r\n",
             b"GET /hello HTTP/1.1\r\nHost: t\r\nBad Header: x\r\n\r\n",
@@ -432,6 +432,7 @@ fn malformed_requests_get_400_and_a_close() {
             b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
             b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
             b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n 5\r\nhello\r\n0\r\n\r\n",
         ];
         for raw in cases {
             server.client().rejected(raw, 400);
