@@ -1,5 +1,5 @@
-//! What every experiment needs to know about this run: its sizes, its limits and
-//! where the peer programs live.
+//! What every experiment needs to know about this run: its sizes, its limits,
+//! the runtimes asked for and where the peer programs live.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -8,10 +8,21 @@ use std::time::Duration;
 /// noise on a shared machine only ever makes a run slower.
 pub const RUNS: usize = 3;
 
+/// How large the experiments are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// `--quick`: a smoke run that takes seconds per experiment.
+    Quick,
+    /// No option: sizes that keep every default experiment together within ten
+    /// minutes on two cores, large enough for the ratios between runtimes to hold.
+    Default,
+    /// `--full`: the seeds' own sizes, where a machine can run them at all.
+    Full,
+}
+
 /// The run-wide settings handed to every experiment.
 pub struct Ctx {
-    /// Small sizes, for a smoke run that finishes in seconds.
-    pub quick: bool,
+    pub level: Level,
     /// How long one timed run should take, where an experiment sizes its runs
     /// to the runtime's speed (see [`crate::measure::Sizing`]).
     pub run_target: Duration,
@@ -22,37 +33,63 @@ pub struct Ctx {
     pub peers_dir: PathBuf,
     /// Where compiled peers are cached between runs.
     pub cache_dir: PathBuf,
+    /// The runtimes asked for with `--runtime`; empty for every runtime.
+    pub runtimes: Vec<String>,
 }
 
 impl Ctx {
-    /// Settings for this process: `peers/` is found from the source checkout this
-    /// binary was built from, the cache under the cargo target directory.
-    pub fn new(quick: bool) -> Self {
-        Ctx {
-            quick,
-            run_target: if quick {
-                Duration::from_millis(50)
-            } else {
-                Duration::from_secs(1)
-            },
+    /// Settings for this process at `level`: `peers/` is found from the source
+    /// checkout this binary was built from, the cache under the cargo target
+    /// directory; every runtime is wanted.
+    pub fn new(level: Level) -> Self {
+        let mut ctx = Ctx {
+            level,
+            run_target: Duration::ZERO,
             timeout: Duration::from_secs(60),
             peers_dir: Path::new(env!("CARGO_MANIFEST_DIR"))
                 .parent()
                 .unwrap_or(Path::new(".."))
                 .join("peers"),
             cache_dir: target_dir().join("fibra-bench/peers"),
+            runtimes: Vec::new(),
+        };
+        ctx.run_target = ctx.size(
+            Duration::from_millis(50),
+            Duration::from_millis(300),
+            Duration::from_secs(1),
+        );
+        ctx
+    }
+
+    /// Picks an experiment's size (or time, or limit) for this run's level.
+    pub fn size<T>(&self, quick: T, default: T, full: T) -> T {
+        match self.level {
+            Level::Quick => quick,
+            Level::Default => default,
+            Level::Full => full,
         }
     }
 
-    /// Picks an experiment size: `quick` under `--quick`, else `full`.
-    pub fn size(&self, quick: u64, full: u64) -> u64 {
-        if self.quick { quick } else { full }
+    /// Whether the runtime called `name` is to be measured: fibra always is,
+    /// being what every other figure is compared with; another runtime is when
+    /// no `--runtime` was given, or when its name or the first word of it
+    /// (`ruby` of `ruby ractors`) was.
+    pub fn wants(&self, name: &str) -> bool {
+        selects("fibra", name)
+            || self.runtimes.is_empty()
+            || self.runtimes.iter().any(|wanted| selects(wanted, name))
     }
+}
+
+/// Whether `--runtime wanted` selects the runtime called `name`: `wanted` is its
+/// name, or the first word of it.
+pub fn selects(wanted: &str, name: &str) -> bool {
+    wanted == name || name.split(' ').next() == Some(wanted)
 }
 
 /// The cargo target directory: `CARGO_TARGET_DIR` when set, else the directory two
 /// levels above this executable (`target/<profile>/fibra-bench`), else `./target`.
-fn target_dir() -> PathBuf {
+pub fn target_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
         return PathBuf::from(dir);
     }
@@ -60,4 +97,32 @@ fn target_dir() -> PathBuf {
         .ok()
         .and_then(|exe| Some(exe.parent()?.parent()?.to_path_buf()))
         .unwrap_or_else(|| PathBuf::from("target"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_follow_the_level() {
+        let mut ctx = Ctx::new(Level::Quick);
+        assert_eq!(ctx.size(1, 2, 3), 1);
+        ctx.level = Level::Default;
+        assert_eq!(ctx.size(1, 2, 3), 2);
+        ctx.level = Level::Full;
+        assert_eq!(ctx.size(1, 2, 3), 3);
+        assert_eq!(Ctx::new(Level::Full).run_target, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn wants_fibra_and_the_runtimes_asked_for() {
+        let mut ctx = Ctx::new(Level::Quick);
+        assert!(ctx.wants("go") && ctx.wants("ruby ractors"));
+        ctx.runtimes = vec!["ruby".into(), "floor-gpr".into()];
+        assert!(ctx.wants("fibra") && ctx.wants("fibra ractors"));
+        assert!(ctx.wants("ruby") && ctx.wants("ruby threads") && ctx.wants("floor-gpr"));
+        assert!(!ctx.wants("jruby threads"));
+        assert!(!ctx.wants("floor-gpr+cw"));
+        assert!(!ctx.wants("go"));
+    }
 }

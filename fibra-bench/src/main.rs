@@ -3,90 +3,166 @@
 //! the peers it could not find.
 //!
 //! ```text
-//! fibra-bench [EXPERIMENT...] [--quick] [--json PATH]
+//! fibra-bench [EXPERIMENT...] [--only NAME,...] [--runtime NAME,...] [--quick | --full]
+//!             [--list] [--json PATH] [--csv PATH] [--out DIR]
 //! ```
+//!
+//! Tables go to stdout as each experiment ends; `report.html` and the SVG charts
+//! go to `--out`.
 
+mod chart;
+mod cli;
 mod ctx;
 mod experiments;
 #[cfg(target_arch = "x86_64")]
 mod floor;
+mod html;
+mod machine;
 mod measure;
 mod peers;
+mod progress;
 mod record;
 mod report;
 mod strace;
 mod worker;
 
-use clap::Parser;
-use clap::builder::{PossibleValue, PossibleValuesParser};
-use experiments::{EXPERIMENTS, Experiment};
-use std::path::PathBuf;
+use chart::Svg;
+use clap::{CommandFactory, Parser};
+use cli::Cli;
+use ctx::{Ctx, Level};
+use experiments::{Experiment, Section};
+use machine::Machine;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-#[derive(Parser)]
-#[command(version, about)]
-struct Cli {
-    /// Experiments to run; without any, every default experiment runs.
-    #[arg(value_name = "EXPERIMENT", value_parser = experiment_names())]
-    experiments: Vec<String>,
-
-    /// Small sizes: a smoke run that takes seconds, not minutes.
-    #[arg(long)]
-    quick: bool,
-
-    /// Also write every figure to PATH, as a JSON array of records.
-    #[arg(long, value_name = "PATH")]
-    json: Option<PathBuf>,
-
-    /// Runs an experiment's child program (`--child e2 N`); for fibra-bench's own
-    /// use, e.g. under strace.
-    #[arg(long, hide = true, num_args = 1.., allow_hyphen_values = true)]
-    child: Option<Vec<String>>,
-}
-
-/// The registry's names, with their descriptions for `--help`.
-fn experiment_names() -> PossibleValuesParser {
-    PossibleValuesParser::new(
-        EXPERIMENTS
-            .iter()
-            .map(|e| PossibleValue::new(e.name).help(e.description)),
-    )
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Some(args) = cli.child {
-        return run_child(&args);
+    if let Some(args) = &cli.child {
+        return run_child(args);
     }
-    let chosen: Vec<&Experiment> = if cli.experiments.is_empty() {
-        EXPERIMENTS.iter().filter(|e| e.default).collect()
-    } else {
-        let mut chosen: Vec<&Experiment> = Vec::new();
-        for name in &cli.experiments {
-            let e = experiments::find(name).expect("clap accepts only registered names");
-            if !chosen.iter().any(|c| std::ptr::eq(*c, e)) {
-                chosen.push(e);
-            }
-        }
-        chosen
-    };
-    let ctx = ctx::Ctx::new(cli.quick);
-    let sizes = if cli.quick { ", --quick sizes" } else { "" };
-    println!("{}{sizes}", machine());
-    let mut records = Vec::new();
-    for e in chosen {
+    if cli.list {
+        print!("{}", cli::list());
+        return ExitCode::SUCCESS;
+    }
+    if let Err(why) = cli.check_runtimes() {
+        Cli::command()
+            .error(clap::error::ErrorKind::InvalidValue, why)
+            .exit();
+    }
+    let chosen = cli.chosen();
+    let mut ctx = Ctx::new(cli.level());
+    ctx.runtimes = cli.runtimes.clone();
+    let machine = Machine::this();
+    let settings = settings(&ctx);
+    println!("{}\n{settings}", machine.line());
+    progress::start(chosen.len());
+    let mut sections = Vec::new();
+    for (k, e) in chosen.iter().enumerate() {
+        progress::experiment(k + 1, e.name);
         let section = (e.run)(&ctx);
-        report::progress(None);
-        print!("\n# {}: {}\n\n{section}", e.name, e.description);
-        records.extend(section.records);
+        progress::print(&format!("\n# {}: {}\n\n{section}", e.name, e.description));
+        sections.push(section);
     }
-    if let Some(path) = cli.json
-        && let Err(e) = record::write_json_file(&path, &records)
-    {
-        eprintln!("fibra-bench: cannot write {}: {e}", path.display());
-        return ExitCode::FAILURE;
+    progress::step("asking the runtimes for their versions");
+    let versions = peers::versions::versions();
+    progress::finish();
+    let run = html::Run {
+        machine: &machine,
+        versions: &versions,
+        settings: &settings,
+    };
+    let out = cli
+        .out
+        .clone()
+        .unwrap_or_else(|| ctx::target_dir().join("fibra-bench/report"));
+    match write_all(&cli, &out, &run, &chosen, &sections) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(why) => {
+            eprintln!("fibra-bench: {why}");
+            ExitCode::FAILURE
+        }
     }
-    ExitCode::SUCCESS
+}
+
+/// What the run measured, in words: the sizes and the runtimes.
+fn settings(ctx: &Ctx) -> String {
+    let sizes = match ctx.level {
+        Level::Quick => "--quick sizes (a smoke run)",
+        Level::Default => "default sizes (--full for the seeds' own)",
+        Level::Full => "--full sizes (the seeds' own)",
+    };
+    let others: Vec<&str> = ctx
+        .runtimes
+        .iter()
+        .map(String::as_str)
+        .filter(|name| *name != "fibra")
+        .collect();
+    let runtimes = match (ctx.runtimes.is_empty(), &others[..]) {
+        (true, _) => "every runtime found".to_string(),
+        (false, []) => "fibra alone".to_string(),
+        (false, others) => format!("fibra and {}", others.join(", ")),
+    };
+    format!("{sizes}; {runtimes}")
+}
+
+/// Writes the records (`--json`, `--csv`), the charts and `report.html` (into
+/// `out`). Every file is attempted even when one fails.
+///
+/// # Errors
+///
+/// Which files could not be written, and why.
+fn write_all(
+    cli: &Cli,
+    out: &Path,
+    run: &html::Run,
+    chosen: &[&Experiment],
+    sections: &[Section],
+) -> Result<(), String> {
+    let mut failed = Vec::new();
+    let mut attempt = |path: &Path, result: std::io::Result<()>| {
+        if let Err(e) = result {
+            failed.push(format!("cannot write {}: {e}", path.display()));
+        }
+    };
+    let records: Vec<record::Record> = sections
+        .iter()
+        .flat_map(|s| s.records.iter().cloned())
+        .collect();
+    if let Some(path) = &cli.json {
+        attempt(path, record::write_file(path, &records, record::write_json));
+    }
+    if let Some(path) = &cli.csv {
+        attempt(path, record::write_file(path, &records, record::write_csv));
+    }
+    let charts: Vec<Vec<Svg>> = chosen
+        .iter()
+        .zip(sections)
+        .map(|(e, s)| chart::draw_all(e.name, e.charts, &s.records))
+        .collect();
+    attempt(out, std::fs::create_dir_all(out));
+    for svg in charts.iter().flatten() {
+        let path = out.join(&svg.file);
+        attempt(&path, std::fs::write(&path, &svg.svg));
+    }
+    let parts: Vec<html::Part> = chosen
+        .iter()
+        .zip(sections)
+        .zip(&charts)
+        .map(|((experiment, section), charts)| html::Part {
+            experiment,
+            section,
+            charts,
+        })
+        .collect();
+    let report: PathBuf = out.join("report.html");
+    attempt(&report, std::fs::write(&report, html::render(run, &parts)));
+    match failed[..] {
+        [] => {
+            println!("\nreport: {}", report.display());
+            Ok(())
+        }
+        _ => Err(failed.join("\n")),
+    }
 }
 
 /// `--child <experiment> ARGS…`
@@ -106,22 +182,4 @@ fn run_child(args: &[String]) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// One line saying what the figures were measured on, for pasting with them.
-fn machine() -> String {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("model name")?
-                .split_once(':')
-                .map(|(_, m)| m.trim())
-        })
-        .unwrap_or("unknown CPU");
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!(
-        "fibra-bench {} on {model}, {cpus} CPUs",
-        env!("CARGO_PKG_VERSION")
-    )
 }

@@ -1,4 +1,5 @@
-//! The result of measuring one runtime once, and the best-of-N rule.
+//! The result of measuring one runtime once, and the best-of-N rule with the
+//! spread of the runs it chose from.
 
 use std::fmt;
 use std::time::Duration;
@@ -51,6 +52,15 @@ impl<T> Outcome<T> {
             Err(e) => Outcome::Failed(e.to_string()),
         }
     }
+
+    /// The figure, or else the outcome that has none, as an outcome of any type.
+    pub fn into_figure<U>(self) -> Result<T, Outcome<U>> {
+        match self {
+            Outcome::Measured(t) => Ok(t),
+            Outcome::NotApplicable => Err(Outcome::NotApplicable),
+            Outcome::Failed(why) => Err(Outcome::Failed(why)),
+        }
+    }
 }
 
 /// How large the runs of one runtime are. Runtimes differ by four orders of
@@ -73,7 +83,8 @@ impl Sizing {
 }
 
 /// Makes a sizing run and then `runs` measured runs, sized by `sizing` (`measure`
-/// gets the size), and keeps the fastest measured run (least ns per event).
+/// gets the size), and keeps the best (least ns per event) and the worst of the
+/// measured runs.
 ///
 /// The sizing run is not counted: it is short, so it would favour runtimes
 /// lucky enough to dodge an interrupt in it, and it warms caches and JITs up for
@@ -83,28 +94,27 @@ pub fn best_of(
     runs: usize,
     sizing: Sizing,
     mut measure: impl FnMut(u64) -> Outcome<Timed>,
-) -> Outcome<Timed> {
-    let mut n = match measure(sizing.first) {
-        Outcome::Measured(t) => sizing.next(sizing.first, t.ns),
-        other => return other,
+) -> Outcome<Runs<Timed>> {
+    let mut n = match measure(sizing.first).into_figure() {
+        Ok(t) => sizing.next(sizing.first, t.ns),
+        Err(unmeasured) => return unmeasured,
     };
-    let mut best: Option<Timed> = None;
-    for _ in 0..runs {
-        match measure(n) {
-            Outcome::Measured(t) => {
-                best = Some(best.map_or(t, |b| b.best(t)));
-                n = sizing.next(n, t.ns);
-            }
-            other => return other,
+    counted(runs, || {
+        let outcome = measure(n);
+        if let Outcome::Measured(t) = outcome {
+            n = sizing.next(n, t.ns);
         }
-    }
-    best.map_or(Outcome::Failed("no runs".into()), Outcome::Measured)
+        outcome
+    })
 }
 
-/// A figure that can be measured several times, of which the best is kept.
+/// A figure that can be measured several times, of which the best is reported
+/// and the worst shows the spread.
 pub trait Best: Copy {
     /// The better of two runs' figures (noise only ever makes a run slower).
     fn best(self, other: Self) -> Self;
+    /// The worse of two runs' figures: the other end of their spread.
+    fn worst(self, other: Self) -> Self;
 }
 
 impl Best for Timed {
@@ -116,29 +126,88 @@ impl Best for Timed {
             self
         }
     }
+
+    /// The run with the most ns per event; the earlier one on a tie.
+    fn worst(self, other: Timed) -> Timed {
+        if other.ns_each() > self.ns_each() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// What the counted runs of one runtime came to: the best figure, which tables
+/// and records report, the worst, and how many runs there were.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Runs<T> {
+    pub best: T,
+    pub worst: T,
+    pub count: usize,
+}
+
+impl<T: Best> Runs<T> {
+    /// A single run.
+    pub fn one(figure: T) -> Self {
+        Runs {
+            best: figure,
+            worst: figure,
+            count: 1,
+        }
+    }
+
+    /// These runs and one more.
+    pub fn and(self, figure: T) -> Self {
+        Runs {
+            best: self.best.best(figure),
+            worst: self.worst.worst(figure),
+            count: self.count + 1,
+        }
+    }
+
+    /// How far apart the runs were in the number `of` makes of a figure:
+    /// (worst − best) ÷ best, in either direction (a rate's worst is its least);
+    /// `None` for a single run, which has no spread to show.
+    pub fn spread(&self, of: impl Fn(&T) -> f64) -> Option<f64> {
+        let (best, worst) = (of(&self.best), of(&self.worst));
+        (self.count > 1).then(|| relative_gap(best, worst))
+    }
+}
+
+/// |worst − best| ÷ |best|, and 0 when both are 0.
+pub fn relative_gap(best: f64, worst: f64) -> f64 {
+    match (worst - best).abs() {
+        0.0 => 0.0,
+        gap => gap / best.abs(),
+    }
 }
 
 /// Makes an uncounted warm-up run (if `warm_up`) and then `runs` measured runs,
-/// all of the same size, and keeps the best (for [`Timed`], the least ns per
-/// event): [`best_of`] for experiments whose size is part of what they measure
-/// (N threads alive at once, 1,000 connections), so that it cannot be scaled
-/// to a time. Measuring stops at the first run that does not produce a figure.
+/// all of the same size, and keeps the best and the worst: [`best_of`] for
+/// experiments whose size is part of what they measure (N threads alive at
+/// once, 1,000 connections), so that it cannot be scaled to a time. Measuring
+/// stops at the first run that does not produce a figure.
 pub fn best_of_fixed<T: Best>(
     runs: usize,
     warm_up: bool,
     mut measure: impl FnMut() -> Outcome<T>,
-) -> Outcome<T> {
-    if warm_up && let other @ (Outcome::NotApplicable | Outcome::Failed(_)) = measure() {
-        return other;
+) -> Outcome<Runs<T>> {
+    if warm_up && let Err(unmeasured) = measure().into_figure() {
+        return unmeasured;
     }
-    let mut best: Option<T> = None;
+    counted(runs, measure)
+}
+
+/// Makes `runs` counted runs, stopping at the first that gives no figure.
+fn counted<T: Best>(runs: usize, mut measure: impl FnMut() -> Outcome<T>) -> Outcome<Runs<T>> {
+    let mut kept: Option<Runs<T>> = None;
     for _ in 0..runs {
-        match measure() {
-            Outcome::Measured(t) => best = Some(best.map_or(t, |b| b.best(t))),
-            other => return other,
+        match measure().into_figure() {
+            Ok(t) => kept = Some(kept.map_or(Runs::one(t), |k| k.and(t))),
+            Err(unmeasured) => return unmeasured,
         }
     }
-    best.map_or(Outcome::Failed("no runs".into()), Outcome::Measured)
+    kept.map_or(Outcome::Failed("no runs".into()), Outcome::Measured)
 }
 
 /// The measured runtimes among `results`, with their figures.
@@ -175,7 +244,15 @@ mod tests {
                 ns: runs.next().unwrap(),
             })
         });
-        assert_eq!(best, Outcome::Measured(Timed { count: 10, ns: 100 }));
+        let t = |ns| Timed { count: 10, ns };
+        assert_eq!(
+            best,
+            Outcome::Measured(Runs {
+                best: t(100),
+                worst: t(300),
+                count: 3
+            })
+        );
         assert_eq!(runs.next(), None);
     }
 
@@ -219,7 +296,10 @@ mod tests {
                 ns: runs.next().unwrap(),
             })
         });
-        assert_eq!(best, Outcome::Measured(Timed { count: 10, ns: 100 }));
+        let Outcome::Measured(kept) = best else {
+            panic!("{best:?}")
+        };
+        assert_eq!((kept.best.ns, kept.worst.ns, kept.count), (100, 300, 3));
         assert_eq!(runs.next(), None);
         let mut calls = 0;
         let failed = best_of_fixed(3, true, || {
@@ -242,7 +322,20 @@ mod tests {
                 ns: runs.next().unwrap(),
             })
         });
-        assert_eq!(best, Outcome::Measured(Timed { count: 10, ns: 50 }));
+        let Outcome::Measured(kept) = best else {
+            panic!("{best:?}")
+        };
+        assert_eq!((kept.best.ns, kept.worst.ns, kept.count), (50, 300, 3));
+    }
+
+    #[test]
+    fn spread_is_the_gap_between_best_and_worst() {
+        let runs = Runs::one(Timed { count: 10, ns: 100 });
+        assert_eq!(runs.spread(|t| t.per_sec()), None, "one run has no spread");
+        let runs = runs.and(Timed { count: 10, ns: 125 });
+        assert_eq!(runs.spread(|t| t.ns_each()), Some(0.25));
+        assert_eq!(runs.spread(|t| t.per_sec()), Some(0.2));
+        assert_eq!(relative_gap(0.0, 0.0), 0.0);
     }
 
     #[test]

@@ -2,7 +2,6 @@
 
 use crate::measure::Outcome;
 use std::fmt;
-use std::io::{IsTerminal, Write};
 
 /// One printed table: a title, a header, rows, and notes printed under it (the
 /// seed's published figures, a verdict…).
@@ -111,17 +110,19 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
-/// Shows what is running on one overwritten line, when stderr is a terminal (a run
-/// takes minutes and otherwise prints nothing until each experiment ends);
-/// `None` clears the line.
-pub fn progress(what: Option<&str>) {
-    let mut err = std::io::stderr();
-    if err.is_terminal() {
-        // A failed progress line is not worth stopping a benchmark for.
-        let _ = write!(err, "\r\x1b[2K{}", what.unwrap_or(""));
-        let _ = err.flush();
-    }
+/// A fraction as a percentage with one decimal: `4.2 %`.
+pub fn percent(x: f64) -> String {
+    format!("{:.1} %", x * 100.0)
 }
+
+/// The cell of a runtime's spread over its runs: `4.2 %`, or `-` for a single
+/// run.
+pub fn spread(spread: Option<f64>) -> String {
+    spread.map_or("-".into(), percent)
+}
+
+/// The note under a table with a spread column.
+pub const SPREAD_NOTE: &str = "spread = (worst run − best run) ÷ best run, over the counted runs";
 
 #[cfg(test)]
 mod tests {
@@ -140,6 +141,9 @@ mod tests {
         assert_eq!(grouped(20_054_180), "20,054,180");
         assert_eq!(grouped(100), "100");
         assert_eq!(grouped(0), "0");
+        assert_eq!(percent(0.0421), "4.2 %");
+        assert_eq!(spread(Some(0.25)), "25.0 %");
+        assert_eq!(spread(None), "-");
     }
 
     #[test]

@@ -66,7 +66,10 @@ impl Worker {
             Ok(Err(payload)) => Err(format!("panicked: {}", panic_message(&*payload))),
             Err(RecvTimeoutError::Timeout) => {
                 self.hung = true;
-                Err(format!("timed out after {} s", timeout.as_secs()))
+                Err(format!(
+                    "timed out after {}",
+                    crate::peers::process::secs(timeout)
+                ))
             }
             Err(RecvTimeoutError::Disconnected) => Err("the worker thread died".into()),
         }
@@ -127,7 +130,7 @@ mod tests {
                 thread::sleep(Duration::from_millis(500))
             })
             .unwrap_err();
-        assert_eq!(err, "timed out after 0 s");
+        assert_eq!(err, "timed out after 0.01 s");
         assert_eq!(
             worker.run(LIMIT, || 7),
             Err("an earlier run hung".to_string())

@@ -1,16 +1,21 @@
 //! The registry of experiments. Each experiment is one module that measures fibra
 //! and its peers and hands back a [`Section`]: tables for the terminal, records
-//! for `--json`, and the peers it could not find.
+//! for `--json`, `--csv` and the charts, and the peers it could not find.
 
 mod e1;
 mod e2;
 mod e3;
+mod e4;
 mod echo;
+mod limits;
 mod pingpong;
 mod rates;
 mod scale;
+mod servers;
 mod spawn;
+mod throughput;
 
+use crate::chart::Chart;
 use crate::ctx::Ctx;
 use crate::peers::{Missing, Unavailable};
 use crate::record::Record;
@@ -24,6 +29,11 @@ pub struct Experiment {
     pub description: &'static str,
     /// Whether it runs when no experiment is named.
     pub default: bool,
+    /// The names of the runtimes it measures, fibra first (for `--list`; each
+    /// is skipped unless [`Ctx::wants`] it).
+    pub runtimes: fn() -> Vec<&'static str>,
+    /// The charts of its records; empty for a chart of each metric.
+    pub charts: &'static [Chart],
     pub run: fn(&Ctx) -> Section,
     /// A program the experiment runs in a process of its own (under `strace`, or
     /// to measure a whole process), started as `fibra-bench --child <name> ARGS…`.
@@ -38,8 +48,10 @@ pub static EXPERIMENTS: &[Experiment] = &[
     e1::EXPERIMENT,
     e2::EXPERIMENT,
     e3::EXPERIMENT,
+    e4::EXPERIMENT,
     spawn::EXPERIMENT,
     echo::EXPERIMENT,
+    throughput::EXPERIMENT,
     pingpong::EXPERIMENT,
     scale::EXPERIMENT,
 ];

@@ -4,11 +4,12 @@
 
 use super::Section;
 use crate::ctx::{Ctx, RUNS};
-use crate::measure::{Best, Outcome, Timed, best_of_fixed, figure_of, measured};
+use crate::measure::{Best, Outcome, Runs, Timed, best_of_fixed, figure_of, measured};
 use crate::peers::Launcher;
 use crate::peers::process::{self, RunError};
+use crate::progress;
 use crate::record::{self, Record};
-use crate::report::{Row, progress, times, unmeasured_rows};
+use crate::report::{Row, spread, times, unmeasured_rows};
 use crate::worker::Worker;
 
 /// How a runtime is measured.
@@ -40,21 +41,29 @@ pub struct Plan<'a, A, T = Timed> {
     pub warm_up: bool,
 }
 
-/// Measures each runtime: a warm-up run if the plan asks for one, and [`RUNS`]
-/// counted ones, the best kept. Missing peers go to `section`; returns each
+/// Each measured runtime's name and outcome, in the order measured.
+pub type Results<T> = Vec<(&'static str, Outcome<Runs<T>>)>;
+
+/// The names of `runtimes`, for [`super::Experiment::runtimes`].
+pub fn names<A, T>(runtimes: &[Runtime<A, T>]) -> Vec<&'static str> {
+    runtimes.iter().map(|r| r.name).collect()
+}
+
+/// Measures each runtime that `ctx` wants: a warm-up run if the plan asks for
+/// one, and [`RUNS`] counted ones. Missing peers go to `section`; returns each
 /// other runtime's outcome and a note saying how it does the work.
 pub fn measure_all<A: Copy + Send + 'static, T: Best + Send + 'static>(
     ctx: &Ctx,
     plan: &Plan<A, T>,
     runtimes: Vec<Runtime<A, T>>,
     section: &mut Section,
-) -> (Vec<(&'static str, Outcome<T>)>, Vec<String>) {
+) -> (Results<T>, Vec<String>) {
     let mut results = Vec::new();
     let mut notes = Vec::new();
-    for runtime in runtimes {
+    for runtime in runtimes.into_iter().filter(|r| ctx.wants(r.name)) {
         let name = runtime.name;
         let what = plan.experiment;
-        progress(Some(&format!("{what}: preparing {name}")));
+        progress::step(&format!("{what}: preparing {name}"));
         let mode = match runtime.runner {
             Runner::Mode(_, mode) => Some(mode),
             _ => None,
@@ -87,7 +96,7 @@ pub fn measure_all<A: Copy + Send + 'static, T: Best + Send + 'static>(
                 0 => "warm-up run".to_string(),
                 _ => format!("run {run}/{RUNS}"),
             };
-            progress(Some(&format!("{what}: {name} ({which})")));
+            progress::step(&format!("{what}: {name} ({which})"));
             run += 1;
             Outcome::from_result(once())
         });
@@ -98,22 +107,28 @@ pub fn measure_all<A: Copy + Send + 'static, T: Best + Send + 'static>(
 }
 
 /// fibra's rate, if it was measured.
-pub fn fibra_rate(results: &[(&str, Outcome<Timed>)]) -> Option<f64> {
-    figure_of(results, "fibra").map(|t| t.per_sec())
+pub fn fibra_rate(results: &[(&str, Outcome<Runs<Timed>>)]) -> Option<f64> {
+    figure_of(results, "fibra").map(|r| r.best.per_sec())
 }
 
 /// The rows of a table of rates: measured runtimes fastest first, each its name,
-/// `cells` and its rate's ratio to fibra's; then the others, with why.
-pub fn rows(results: &[(&str, Outcome<Timed>)], cells: impl Fn(Timed) -> Vec<String>) -> Vec<Row> {
+/// `cells` of its best run, its rate's ratio to fibra's and the spread of its
+/// runs' rates; then the others, with why.
+pub fn rows(
+    results: &[(&str, Outcome<Runs<Timed>>)],
+    cells: impl Fn(Timed) -> Vec<String>,
+) -> Vec<Row> {
     let fibra = fibra_rate(results);
-    let mut measured: Vec<(&str, Timed)> = measured(results).map(|(n, t)| (n, *t)).collect();
-    measured.sort_by(|a, b| b.1.per_sec().total_cmp(&a.1.per_sec()));
+    let mut measured: Vec<(&str, Runs<Timed>)> = measured(results).map(|(n, r)| (n, *r)).collect();
+    measured.sort_by(|a, b| b.1.best.per_sec().total_cmp(&a.1.best.per_sec()));
     let mut rows: Vec<Row> = measured
         .into_iter()
-        .map(|(name, t)| {
+        .map(|(name, runs)| {
+            let t = runs.best;
             let mut row = vec![name.to_string()];
             row.extend(cells(t));
             row.push(fibra.map_or("-".into(), |f| times(t.per_sec() / f)));
+            row.push(spread(runs.spread(|t| t.per_sec())));
             Row::Cells(row)
         })
         .collect();
@@ -126,7 +141,7 @@ pub fn rows(results: &[(&str, Outcome<Timed>)], cells: impl Fn(Timed) -> Vec<Str
 pub fn records(
     experiment: &'static str,
     variant: &str,
-    results: &[(&str, Outcome<Timed>)],
+    results: &[(&str, Outcome<Runs<Timed>>)],
     (per_s, ns_each): (&'static str, &'static str),
 ) -> Vec<Record> {
     record::of_measured(experiment, variant, results, |t| {
@@ -136,7 +151,7 @@ pub fn records(
 
 /// Whether fibra's rate is at least each of `peers`': e.g. `target: fibra ≥ go,
 /// tokio: met (1.31× go, 1.05× tokio)`.
-pub fn verdict(results: &[(&str, Outcome<Timed>)], peers: &[&str]) -> String {
+pub fn verdict(results: &[(&str, Outcome<Runs<Timed>>)], peers: &[&str]) -> String {
     let head = format!("target: fibra ≥ {}", peers.join(", "));
     let Some(fibra) = fibra_rate(results) else {
         return format!("{head}: no fibra figure");
@@ -145,8 +160,8 @@ pub fn verdict(results: &[(&str, Outcome<Timed>)], peers: &[&str]) -> String {
     let mut ratios = Vec::new();
     for peer in peers {
         match results.iter().find(|(name, _)| name == peer) {
-            Some((_, Outcome::Measured(t))) => {
-                let ratio = fibra / t.per_sec();
+            Some((_, Outcome::Measured(r))) => {
+                let ratio = fibra / r.best.per_sec();
                 met &= ratio >= 1.0;
                 ratios.push(format!("fibra = {} {peer}", times(ratio)));
             }
@@ -166,11 +181,12 @@ pub fn verdict(results: &[(&str, Outcome<Timed>)], peers: &[&str]) -> String {
 mod tests {
     use super::*;
 
-    fn rate(per_sec: u64) -> Outcome<Timed> {
-        Outcome::Measured(Timed {
+    fn rate(per_sec: u64) -> Outcome<Runs<Timed>> {
+        let at = |per_sec| Timed {
             count: per_sec,
             ns: 1_000_000_000,
-        })
+        };
+        Outcome::Measured(Runs::one(at(per_sec)).and(at(per_sec * 4 / 5)))
     }
 
     #[test]
@@ -191,8 +207,8 @@ mod tests {
         assert_eq!(
             text,
             [
-                "go 200 2.00×",
-                "fibra 100 1.00×",
+                "go 200 2.00× 20.0 %",
+                "fibra 100 1.00× 20.0 %",
                 "tokio: timed out after 60 s"
             ]
         );
@@ -220,5 +236,122 @@ mod tests {
             verdict(&[("go", rate(1))], &["go"]),
             "target: fibra ≥ go: no fibra figure"
         );
+    }
+
+    /// A directory of fake peer scripts, run by `sh`: each named for what it
+    /// does.
+    fn fake_peers() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("fibra-bench-fakes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, script) in [
+            ("good.sh", "echo n=10 ns=1000"),
+            ("crash.sh", "kill -SEGV $$"),
+            ("fail.sh", "echo 'cannot start' >&2; exit 1"),
+            ("hang.sh", "sleep 30"),
+            ("garbage.sh", "echo 'Segmentation fault'"),
+        ] {
+            std::fs::write(dir.join(name), script).unwrap();
+        }
+        dir
+    }
+
+    fn fake(name: &'static str, interpreter: &'static str, script: &'static str) -> Runtime<u64> {
+        Runtime {
+            name,
+            how: "a fake",
+            runner: Runner::External(Launcher::Script {
+                interpreter,
+                package: "fibra-bench-nothing",
+                script,
+            }),
+        }
+    }
+
+    #[test]
+    fn reports_missing_crashing_hanging_and_garbled_peers_and_goes_on() {
+        let mut ctx = Ctx::new(crate::ctx::Level::Quick);
+        ctx.peers_dir = fake_peers();
+        ctx.timeout = std::time::Duration::from_millis(300);
+        let parse = |stdout: &str| {
+            let f = crate::peers::protocol::parse_line(stdout, &["n", "ns"])
+                .map_err(|e| e.to_string())?;
+            Ok(Timed {
+                count: f[0],
+                ns: f[1],
+            })
+        };
+        let plan = Plan {
+            experiment: "fake",
+            size: 10,
+            peer_args: &[],
+            parse: &parse,
+            warm_up: false,
+        };
+        let runtimes = vec![
+            Runtime {
+                name: "fibra",
+                how: "in process",
+                runner: Runner::InProcess(|n| Ok(Timed { count: n, ns: 500 })),
+            },
+            fake("missing", "no-such-interpreter-fibra", "good.sh"),
+            fake("crashing", "sh", "crash.sh"),
+            fake("failing", "sh", "fail.sh"),
+            fake("hanging", "sh", "hang.sh"),
+            fake("garbled", "sh", "garbage.sh"),
+            fake("good", "sh", "good.sh"),
+        ];
+        let mut section = Section::default();
+        let started = std::time::Instant::now();
+        let (results, _) = measure_all(&ctx, &plan, runtimes, &mut section);
+        let _ = std::fs::remove_dir_all(&ctx.peers_dir);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        assert_eq!(
+            section.missing,
+            [crate::peers::Missing {
+                name: "missing".into(),
+                hint: "apt-get install fibra-bench-nothing".into(),
+            }]
+        );
+        let text: Vec<String> = rows(&results, |t| vec![t.count.to_string()])
+            .iter()
+            .map(|r| match r {
+                Row::Cells(c) => c.join(" "),
+                Row::Span(n, why) => format!("{n}: {why}"),
+            })
+            .collect();
+        assert_eq!(
+            text,
+            [
+                "fibra 10 1.00× 0.0 %",
+                "good 10 0.50× 0.0 %",
+                "crashing: crashed (signal 11)",
+                "failing: failed (exit 1): cannot start",
+                "hanging: timed out after 0.3 s",
+                r#"garbled: unparseable output: "Segmentation fault""#,
+            ]
+        );
+    }
+
+    #[test]
+    fn measures_only_the_runtimes_wanted() {
+        let mut ctx = Ctx::new(crate::ctx::Level::Quick);
+        ctx.runtimes = vec!["tokio".into()];
+        let in_process = |name| Runtime {
+            name,
+            how: "in process",
+            runner: Runner::InProcess(|n| Ok(Timed { count: n, ns: 1 })),
+        };
+        let plan = Plan {
+            experiment: "fake",
+            size: 1,
+            peer_args: &[],
+            parse: &|_: &str| Err("no peers here".to_string()),
+            warm_up: true,
+        };
+        let runtimes = vec![in_process("fibra"), in_process("go"), in_process("tokio")];
+        let (results, notes) = measure_all(&ctx, &plan, runtimes, &mut Section::default());
+        let names: Vec<&str> = results.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["fibra", "tokio"]);
+        assert_eq!(notes.len(), 2);
     }
 }

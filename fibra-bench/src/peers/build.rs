@@ -1,10 +1,12 @@
 //! Builds the compiled peers at run time into a cache under the target directory,
 //! again only when a source is newer than the binary: the peers are sources in
 //! the repository, and the machine that runs the bench is the one that must
-//! build them.
+//! build them. fibra's own programs (examples of this workspace) are built by
+//! cargo, into its target directory.
 
 use super::launcher::Compiler;
 use super::process::{self, RunError};
+use super::protocol::shorten;
 use super::{Unavailable, find_program};
 use crate::ctx::Ctx;
 use std::fs;
@@ -64,6 +66,53 @@ pub fn go(ctx: &Ctx, dir: &Path, rel: &str) -> Result<PathBuf, Unavailable> {
     })
     .map_err(|e| Unavailable::Broken(e.to_string()))?;
     Ok(out)
+}
+
+/// Builds the example `example` of the package `package` with `cargo build
+/// --release` in the workspace that `peers/` belongs to; cargo knows itself
+/// whether it is up to date. Every failure is `Broken`: the workspace is this
+/// very checkout, so nothing is missing from the machine.
+pub fn example(ctx: &Ctx, package: &str, example: &str) -> Result<PathBuf, Unavailable> {
+    // `cargo run` hands its own path down in CARGO.
+    let cargo = std::env::var_os("CARGO")
+        .map(PathBuf::from)
+        .or_else(|| find_program("cargo", &[]))
+        .ok_or_else(|| Unavailable::Broken("no cargo to build it with".into()))?;
+    let workspace = ctx.peers_dir.parent().unwrap_or(Path::new(".."));
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(workspace).args([
+        "build",
+        "--release",
+        "--message-format=json-render-diagnostics",
+        "--package",
+        package,
+        "--example",
+        example,
+    ]);
+    let stdout =
+        process::run(&mut cmd, BUILD_TIMEOUT).map_err(|e| Unavailable::Broken(cargo_error(e)))?;
+    executable(&stdout, example)
+        .ok_or_else(|| Unavailable::Broken(format!("cargo built no executable {example}")))
+}
+
+/// The path of the executable called `name` among cargo's JSON messages.
+fn executable(messages: &str, name: &str) -> Option<PathBuf> {
+    messages
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+}
+
+/// Why cargo failed: its first `error` line (the lines before it are progress
+/// and warnings), or else how it exited.
+fn cargo_error(e: RunError) -> String {
+    if let RunError::Exited { stderr, .. } = &e
+        && let Some(line) = stderr.lines().find(|l| l.starts_with("error"))
+    {
+        return format!("cargo build: {}", shorten(line, 100));
+    }
+    format!("cargo build {e}")
 }
 
 /// Where the binary built from `rel` is cached: `rel` without its extension,
@@ -130,6 +179,42 @@ fn newest_mtime(path: &Path) -> io::Result<SystemTime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_the_example_among_cargo_messages() {
+        let messages = concat!(
+            r#"{"reason":"compiler-artifact","target":{"kind":["lib"],"name":"fibra"},"#,
+            r#""executable":null}"#,
+            "\n",
+            r#"{"reason":"compiler-artifact","target":{"kind":["example"],"#,
+            r#""name":"seed-server"},"executable":"/t/release/examples/seed-server"}"#,
+            "\n",
+            r#"{"reason":"build-finished","success":true}"#,
+        );
+        assert_eq!(
+            executable(messages, "seed-server"),
+            Some(PathBuf::from("/t/release/examples/seed-server"))
+        );
+        assert_eq!(executable(messages, "fibra"), None);
+    }
+
+    #[test]
+    fn says_why_cargo_failed() {
+        let failed = |stderr: &str| RunError::Exited {
+            status: std::os::unix::process::ExitStatusExt::from_raw(101 << 8),
+            stderr: stderr.into(),
+        };
+        assert_eq!(
+            cargo_error(failed(
+                "   Compiling fibra v0.1.0\nwarning: unused\nerror[E0425]: cannot find value `x`\n"
+            )),
+            "cargo build: error[E0425]: cannot find value `x`"
+        );
+        assert_eq!(
+            cargo_error(failed("killed\n")),
+            "cargo build failed (exit 101): killed"
+        );
+    }
 
     #[test]
     fn recognises_a_missing_header_or_library() {

@@ -1,5 +1,6 @@
 //! How each kind of external peer is started: a script under an interpreter, a
-//! C/C++ program compiled here, a Go module, a Java source file.
+//! C/C++ program compiled here, a Go module, a Java source file, an example of
+//! this workspace.
 
 use super::{Unavailable, build, find_program, java};
 use crate::ctx::Ctx;
@@ -53,6 +54,13 @@ pub enum Launcher {
     Java {
         source: &'static str,
         flags: &'static [&'static str],
+    },
+    /// The example `example` of the package `package` of this workspace, built
+    /// with `cargo build --release`: fibra's own programs (fibra-http's
+    /// servers), which run as processes of their own as the peers do.
+    Example {
+        package: &'static str,
+        example: &'static str,
     },
     /// This very program, as the child program of the experiment called so
     /// (`fibra-bench --child <experiment>`): fibra measured in a process of its
@@ -132,6 +140,10 @@ impl Launcher {
                     args: Vec::new(),
                 })
             }
+            Launcher::Example { package, example } => Ok(Prepared {
+                program: build::example(ctx, package, example)?,
+                args: Vec::new(),
+            }),
             Launcher::Child(experiment) => {
                 let program =
                     std::env::current_exe().map_err(|e| Unavailable::Broken(e.to_string()))?;

@@ -7,6 +7,8 @@ mod java;
 mod launcher;
 pub mod process;
 pub mod protocol;
+pub mod server;
+pub mod versions;
 
 pub use launcher::{Compiler, Launcher, Prepared};
 

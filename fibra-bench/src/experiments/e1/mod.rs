@@ -6,19 +6,26 @@ mod corosensei;
 mod fibra;
 
 use super::{Experiment, Section};
+use crate::chart::Chart;
 use crate::ctx::{Ctx, RUNS};
-use crate::measure::{Outcome, Sizing, Timed, best_of, figure_of, measured};
+use crate::measure::{Outcome, Runs, Sizing, Timed, best_of, figure_of, measured};
 use crate::peers::process::{self, RunError};
 use crate::peers::protocol::parse_line;
 use crate::peers::{Compiler, Launcher, Prepared};
+use crate::progress;
 use crate::record::Record;
-use crate::report::{Row, Table, eng, progress, short, times, unmeasured_rows};
+use crate::report::{Row, SPREAD_NOTE, Table, eng, short, spread, times, unmeasured_rows};
 use std::time::Duration;
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "e1",
     description: "coroutine switch rate: resume/yield and symmetric transfer",
     default: true,
+    runtimes: || runtimes().iter().map(|r| r.name).collect(),
+    charts: &[Chart {
+        variant: "",
+        metrics: &["switches_per_s"],
+    }],
     run,
     child: None,
 };
@@ -44,7 +51,7 @@ impl Variant {
 
     /// How large its runs are: iterations for resume, switches for transfer.
     fn sizing(self, ctx: &Ctx) -> Sizing {
-        let first = ctx.size(5_000, 25_000);
+        let first = ctx.size(5_000, 25_000, 25_000);
         Sizing {
             first: match self {
                 Variant::Resume => first,
@@ -201,10 +208,10 @@ fn runtimes() -> Vec<Runtime> {
 fn run(ctx: &Ctx) -> Section {
     let mut section = Section::default();
     // Per runtime, one outcome per variant (in `Variant::ALL` order).
-    let mut results: Vec<(&str, Vec<Outcome<Timed>>)> = Vec::new();
-    for runtime in runtimes() {
+    let mut results: Vec<(&str, Vec<Outcome<Runs<Timed>>>)> = Vec::new();
+    for runtime in runtimes().into_iter().filter(|r| ctx.wants(r.name)) {
         let name = runtime.name;
-        progress(Some(&format!("e1: preparing {name}")));
+        progress::step(&format!("e1: preparing {name}"));
         let measure = |variant: Variant, once: &dyn Fn(u64) -> Outcome<Timed>| {
             let mut run = 0;
             best_of(RUNS, variant.sizing(ctx), |n| {
@@ -212,7 +219,7 @@ fn run(ctx: &Ctx) -> Section {
                     0 => "sizing run".to_string(),
                     _ => format!("run {run}/{RUNS}"),
                 };
-                progress(Some(&format!("e1 {}: {name} ({which})", variant.arg())));
+                progress::step(&format!("e1 {}: {name} ({which})", variant.arg()));
                 run += 1;
                 once(n)
             })
@@ -239,7 +246,7 @@ fn run(ctx: &Ctx) -> Section {
         results.push((name, outcomes));
     }
     for (i, variant) in Variant::ALL.into_iter().enumerate() {
-        let column: Vec<(&str, Outcome<Timed>)> = results
+        let column: Vec<(&str, Outcome<Runs<Timed>>)> = results
             .iter()
             .map(|(name, o)| (*name, o[i].clone()))
             .collect();
@@ -272,19 +279,21 @@ fn run_peer(ctx: &Ctx, peer: &Prepared, variant: Variant, n: u64) -> Outcome<Tim
 }
 
 /// The table of one variant: measured runtimes fastest first, then the rest.
-fn table(ctx: &Ctx, variant: Variant, column: &[(&str, Outcome<Timed>)]) -> Table {
-    let fibra = figure_of(column, "fibra").map(|t| t.per_sec());
-    let mut measured: Vec<(&str, Timed)> = measured(column).map(|(n, t)| (n, *t)).collect();
-    measured.sort_by(|a, b| b.1.per_sec().total_cmp(&a.1.per_sec()));
+fn table(ctx: &Ctx, variant: Variant, column: &[(&str, Outcome<Runs<Timed>>)]) -> Table {
+    let fibra = figure_of(column, "fibra").map(|r| r.best.per_sec());
+    let mut measured: Vec<(&str, Runs<Timed>)> = measured(column).map(|(n, r)| (n, *r)).collect();
+    measured.sort_by(|a, b| b.1.best.per_sec().total_cmp(&a.1.best.per_sec()));
     let mut rows: Vec<Row> = measured
         .into_iter()
-        .map(|(name, t)| {
+        .map(|(name, runs)| {
+            let t = runs.best;
             Row::Cells(vec![
                 name.into(),
                 eng(t.count as f64),
                 eng(t.per_sec()),
                 short(t.ns_each()),
                 fibra.map_or("-".into(), |f| times(t.per_sec() / f)),
+                spread(runs.spread(|t| t.per_sec())),
             ])
         })
         .collect();
@@ -297,13 +306,18 @@ fn table(ctx: &Ctx, variant: Variant, column: &[(&str, Outcome<Timed>)]) -> Tabl
             "switches/s",
             "ns/switch",
             "vs fibra",
+            "spread",
         ],
         rows,
-        notes: vec![FLOORS_NOTE.into(), variant.reported().into()],
+        notes: vec![
+            FLOORS_NOTE.into(),
+            SPREAD_NOTE.into(),
+            variant.reported().into(),
+        ],
     }
 }
 
-fn records(variant: Variant, column: &[(&str, Outcome<Timed>)]) -> Vec<Record> {
+fn records(variant: Variant, column: &[(&str, Outcome<Runs<Timed>>)]) -> Vec<Record> {
     let metrics = ("switches_per_s", "ns_per_switch");
     super::rates::records(EXPERIMENT.name, variant.arg(), column, metrics)
 }

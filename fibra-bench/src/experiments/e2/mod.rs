@@ -7,11 +7,13 @@
 mod child;
 
 use super::{Experiment, Section};
+use crate::chart::Chart;
 use crate::ctx::Ctx;
 use crate::peers::protocol::parse_line;
 use crate::peers::{Compiler, Launcher, Missing, Prepared, find_program};
+use crate::progress;
 use crate::record::Record;
-use crate::report::{Row, Table, grouped, progress, short};
+use crate::report::{Row, Table, grouped, short};
 use crate::strace::count_syscalls;
 use std::path::Path;
 use std::time::Duration;
@@ -20,21 +22,52 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "e2",
     description: "system calls behind a context switch, counted by strace",
     default: true,
+    runtimes: || peers().iter().map(|(name, _)| *name).collect(),
+    charts: &[Chart {
+        variant: "",
+        metrics: &["syscalls_per_switch"],
+    }],
     run,
     child: Some(child::main),
 };
 
 /// The two sizes of N: a count that is constant in N shows as the same total at
-/// both. They are modest because a traced system call is slow: on this
-/// project's VMs, from 6 to over 100 µs, so 100,000 swapcontext iterations can
-/// take 20 s under strace.
+/// both. The default ones are modest because a traced system call is slow: on
+/// this project's VMs, from 6 to over 100 µs, so 100,000 swapcontext iterations
+/// can take 20 s under strace, and the seed's 10 M (`--full`) half an hour.
 fn sizes(ctx: &Ctx) -> [u64; 2] {
-    [ctx.size(1_000, 10_000), ctx.size(10_000, 100_000)]
+    [
+        ctx.size(1_000, 10_000, 1_000_000),
+        ctx.size(10_000, 100_000, 10_000_000),
+    ]
 }
 
 /// The time limit of one traced run, longer than the usual one for the same
 /// reason.
-const TRACED_TIMEOUT: Duration = Duration::from_secs(300);
+fn traced_timeout(ctx: &Ctx) -> Duration {
+    ctx.size(
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+        Duration::from_secs(3600),
+    )
+}
+
+/// The programs traced: fibra as this program's child, and the glibc
+/// `swapcontext` peer.
+fn peers() -> [(&'static str, Launcher); 2] {
+    [
+        ("fibra", Launcher::Child(EXPERIMENT.name)),
+        (
+            "swapcontext",
+            Launcher::Native {
+                compiler: Compiler::C,
+                source: "c/e2_swapcontext.c",
+                libs: &[],
+                package: "libc6-dev",
+            },
+        ),
+    ]
+}
 
 const REPORTED: &str = "reported (Ruby 1.8 --enable-pthread, 2 threads × 10 M push/pops): \
                         20,054,180 rt_sigprocmask calls; built without pthreads: 3";
@@ -58,19 +91,7 @@ fn run(ctx: &Ctx) -> Section {
     };
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    let peers = [
-        ("fibra", Launcher::Child(EXPERIMENT.name)),
-        (
-            "swapcontext",
-            Launcher::Native {
-                compiler: Compiler::C,
-                source: "c/e2_swapcontext.c",
-                libs: &[],
-                package: "libc6-dev",
-            },
-        ),
-    ];
-    for (name, launcher) in peers {
+    for (name, launcher) in peers().into_iter().filter(|(name, _)| ctx.wants(name)) {
         let peer = match launcher.prepare(ctx) {
             Ok(peer) => peer,
             Err(why) => {
@@ -82,11 +103,8 @@ fn run(ctx: &Ctx) -> Section {
         };
         let mut runs = Vec::new();
         for n in sizes(ctx) {
-            progress(Some(&format!(
-                "e2: {name} under strace, N = {}",
-                grouped(n)
-            )));
-            match trace(&strace, &peer, n) {
+            progress::step(&format!("e2: {name} under strace, N = {}", grouped(n)));
+            match trace(&strace, &peer, n, traced_timeout(ctx)) {
                 Ok(counts) => {
                     rows.push(row(name, &counts));
                     section.records.extend(records(name, &counts));
@@ -117,6 +135,8 @@ fn run(ctx: &Ctx) -> Section {
                 metric: "syscalls_per_switch",
                 value: per_switch,
                 unit: "calls",
+                best_of: 1,
+                spread: None,
             });
         }
     }
@@ -138,10 +158,10 @@ fn run(ctx: &Ctx) -> Section {
     section
 }
 
-/// Runs `peer` at size `n` under strace.
-fn trace(strace: &Path, peer: &Prepared, n: u64) -> Result<Counts, String> {
+/// Runs `peer` at size `n` under strace, for at most `timeout`.
+fn trace(strace: &Path, peer: &Prepared, n: u64, timeout: Duration) -> Result<Counts, String> {
     let argv = peer.argv().chain([n.to_string().into()]);
-    let (stdout, summary) = count_syscalls(strace, argv, TRACED_TIMEOUT)?;
+    let (stdout, summary) = count_syscalls(strace, argv, timeout)?;
     let fields = parse_line(&stdout, &["switches"]).map_err(|e| e.to_string())?;
     Ok(Counts {
         n,
@@ -176,6 +196,8 @@ fn records(name: &str, c: &Counts) -> Vec<Record> {
         metric,
         value,
         unit,
+        best_of: 1,
+        spread: None,
     };
     vec![
         record("switches", c.switches as f64, "switches"),

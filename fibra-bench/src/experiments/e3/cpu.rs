@@ -9,10 +9,10 @@ use super::{EXPERIMENT, Times, fibra};
 use crate::ctx::{Ctx, RUNS};
 use crate::experiments::Section;
 use crate::experiments::rates::{self, Plan, Runner, Runtime};
-use crate::measure::{Outcome, figure_of};
+use crate::measure::{Outcome, Runs, figure_of};
 use crate::peers::Launcher;
 use crate::record::{self, Record};
-use crate::report::{Table, grouped, short};
+use crate::report::{SPREAD_NOTE, Table, grouped, short};
 use flate2::Compression;
 use flate2::write::ZlibEncoder;
 use std::io::Write;
@@ -43,7 +43,7 @@ pub struct Size {
 fn size(ctx: &Ctx) -> Size {
     Size {
         jobs: 16,
-        bytes: ctx.size(1 << 20, 8 << 20),
+        bytes: ctx.size(1 << 20, 4 << 20, 8 << 20),
     }
 }
 
@@ -84,6 +84,11 @@ pub fn deflated_len(input: &[u8]) -> usize {
         .finish()
         .expect("writing to a Vec does not fail")
         .len()
+}
+
+/// The names of the runtimes measured.
+pub fn runtime_names() -> Vec<&'static str> {
+    rates::names(&runtimes())
 }
 
 fn runtimes() -> Vec<Runtime<Size, Times>> {
@@ -178,18 +183,22 @@ fn verdict(fibra: Option<Times>, cores: usize) -> String {
     }
 }
 
-fn table(size: Size, results: &[(&str, Outcome<Times>)], mut notes: Vec<String>) -> Table {
+fn table(size: Size, results: &[(&str, Outcome<Runs<Times>>)], mut notes: Vec<String>) -> Table {
     let rows = super::rows(results, secs, |t| format!("{}×", short(speed_up(t))));
     notes.push(
         "speed-up = sequential ÷ parallel; vs fibra = the runtime's time ÷ fibra's".to_string(),
     );
+    notes.push(format!("{SPREAD_NOTE}, of the parallel time"));
     notes.push(format!(
         "input: the same {} bytes of hex text in every runtime (xorshift32, seed {SEED}), \
          deflated to the zlib format at the default level",
         grouped(size.bytes)
     ));
     notes.push(REPORTED.into());
-    notes.push(verdict(figure_of(results, "fibra").copied(), cores()));
+    notes.push(verdict(
+        figure_of(results, "fibra").map(|r| r.best),
+        cores(),
+    ));
     Table {
         title: format!(
             "e3 cpu: {} zlib deflates of {} MiB of random hex text, in a loop, then in {} \
@@ -206,6 +215,7 @@ fn table(size: Size, results: &[(&str, Outcome<Times>)], mut notes: Vec<String>)
             "parallel",
             "vs fibra",
             "speed-up",
+            "spread",
         ],
         rows,
         notes,
@@ -214,7 +224,7 @@ fn table(size: Size, results: &[(&str, Outcome<Times>)], mut notes: Vec<String>)
 
 /// Records of the measured runtimes; their variant names the size, e.g.
 /// `cpu jobs=16 bytes=8388608`.
-fn records(size: Size, results: &[(&str, Outcome<Times>)]) -> Vec<Record> {
+fn records(size: Size, results: &[(&str, Outcome<Runs<Times>>)]) -> Vec<Record> {
     let variant = format!("{VARIANT} jobs={} bytes={}", size.jobs, size.bytes);
     record::of_measured(EXPERIMENT.name, &variant, results, |t| {
         vec![

@@ -7,11 +7,11 @@ use super::{EXPERIMENT, Times, fibra, tokio};
 use crate::ctx::{Ctx, RUNS};
 use crate::experiments::Section;
 use crate::experiments::rates::{self, Plan, Runner, Runtime};
-use crate::measure::{Outcome, figure_of};
+use crate::measure::{Outcome, Runs, figure_of};
 use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
 use crate::record::{self, Record};
-use crate::report::Table;
+use crate::report::{SPREAD_NOTE, Table};
 use std::time::Duration;
 
 /// The seed's sleeps, in milliseconds.
@@ -29,12 +29,17 @@ const VARIANT: &str = "io";
 
 /// How many times shorter than the seed's this run's sleeps are.
 fn divisor(ctx: &Ctx) -> u64 {
-    ctx.size(100, 10)
+    ctx.size(100, 10, 1)
 }
 
 /// This run's sleeps, in milliseconds.
 fn sleeps_ms(ctx: &Ctx) -> [u64; 3] {
     SEED_MS.map(|ms| ms / divisor(ctx))
+}
+
+/// The names of the runtimes measured.
+pub fn runtime_names() -> Vec<&'static str> {
+    rates::names(&runtimes())
 }
 
 fn runtimes() -> Vec<Runtime<[Duration; 3], Times>> {
@@ -106,16 +111,17 @@ fn overhead(t: Times, longest: Duration) -> f64 {
     (t.threaded.as_secs_f64() - longest.as_secs_f64()) * 1e3
 }
 
-fn table(ctx: &Ctx, results: &[(&str, Outcome<Times>)], mut notes: Vec<String>) -> Table {
+fn table(ctx: &Ctx, results: &[(&str, Outcome<Runs<Times>>)], mut notes: Vec<String>) -> Table {
     let sleeps = sleeps_ms(ctx);
     let longest = Duration::from_millis(sleeps.into_iter().max().unwrap_or(0));
-    let fibra = figure_of(results, "fibra").copied();
+    let fibra = figure_of(results, "fibra").map(|r| r.best);
     let rows = super::rows(results, ms, |t| format!("{:+.2} ms", overhead(t, longest)));
     let d = divisor(ctx);
     notes.push(format!(
         "overhead = threaded − the longest sleep ({}); vs fibra = the runtime's time ÷ fibra's",
         ms(longest)
     ));
+    notes.push(format!("{SPREAD_NOTE}, of the threaded time"));
     notes.push(format!(
         "reported (seed, sleeps of 3, 2, 5 s): sequential {} s, threaded {} s \
          (÷ {d}: {:.0} ms, {:.0} ms)",
@@ -153,6 +159,7 @@ fn table(ctx: &Ctx, results: &[(&str, Outcome<Times>)], mut notes: Vec<String>) 
             "threaded",
             "vs fibra",
             "overhead",
+            "spread",
         ],
         rows,
         notes,
@@ -161,7 +168,7 @@ fn table(ctx: &Ctx, results: &[(&str, Outcome<Times>)], mut notes: Vec<String>) 
 
 /// Records of the measured runtimes; their variant names the sleeps, e.g.
 /// `io sleeps_ms=300,200,500`.
-fn records(sleeps_ms: &[u64], results: &[(&str, Outcome<Times>)]) -> Vec<Record> {
+fn records(sleeps_ms: &[u64], results: &[(&str, Outcome<Runs<Times>>)]) -> Vec<Record> {
     let sleeps: Vec<String> = sleeps_ms.iter().map(u64::to_string).collect();
     let variant = format!("{VARIANT} sleeps_ms={}", sleeps.join(","));
     record::of_measured(EXPERIMENT.name, &variant, results, |t| {
@@ -175,6 +182,7 @@ fn records(sleeps_ms: &[u64], results: &[(&str, Outcome<Times>)]) -> Vec<Record>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ctx::Level;
 
     #[test]
     fn parses_the_peer_line() {
@@ -201,9 +209,11 @@ mod tests {
 
     #[test]
     fn scales_the_seed_sleeps() {
-        let mut ctx = Ctx::new(false);
-        assert_eq!(sleeps_ms(&ctx), [300, 200, 500]);
-        ctx.quick = true;
+        let mut ctx = Ctx::new(Level::Quick);
         assert_eq!(sleeps_ms(&ctx), [30, 20, 50]);
+        ctx.level = Level::Default;
+        assert_eq!(sleeps_ms(&ctx), [300, 200, 500]);
+        ctx.level = Level::Full;
+        assert_eq!(sleeps_ms(&ctx), SEED_MS);
     }
 }

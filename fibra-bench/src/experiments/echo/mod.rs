@@ -8,13 +8,14 @@ mod fibra;
 mod tokio;
 
 use super::rates::{self, Plan, Runner, Runtime};
-use super::{Experiment, Section};
+use super::{Experiment, Section, limits};
+use crate::chart::Chart;
 use crate::ctx::{Ctx, RUNS};
-use crate::measure::{Outcome, Timed};
+use crate::measure::{Outcome, Runs, Timed};
 use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
 use crate::record::Record;
-use crate::report::{Table, eng, grouped, short};
+use crate::report::{SPREAD_NOTE, Table, eng, grouped, short};
 use std::io;
 use std::time::Duration;
 
@@ -22,6 +23,11 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "echo",
     description: "TCP echo round trips over loopback, 1,000 concurrent connections",
     default: true,
+    runtimes: || rates::names(&runtimes()),
+    charts: &[Chart {
+        variant: "",
+        metrics: &["round_trips_per_s"],
+    }],
     run,
     child: None,
 };
@@ -45,7 +51,7 @@ impl Size {
 fn size(ctx: &Ctx) -> Size {
     Size {
         connections: 1000,
-        round_trips: ctx.size(10, 200),
+        round_trips: ctx.size(10, 200, 1000),
         bytes: 64,
     }
 }
@@ -77,43 +83,9 @@ fn runtimes() -> Vec<Runtime<Size>> {
 /// Runs `echo` at `size` in this process, with enough open files for both ends
 /// of every connection.
 fn in_process(size: Size, echo: fn(Size) -> io::Result<Duration>) -> Result<Timed, String> {
-    raise_open_files(2 * size.connections as u64 + 64)?;
+    limits::raise_open_files(2 * size.connections as u64 + 64)?;
     let elapsed = echo(size).map_err(|e| e.to_string())?;
     Ok(Timed::new(size.total(), elapsed))
-}
-
-/// Raises this process's soft limit on open files to at least `needed` (up to
-/// the hard limit); the peers started afterwards inherit it.
-fn raise_open_files(needed: u64) -> Result<(), String> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes one rlimit, which `limit` is.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-        return Err(format!(
-            "getrlimit(RLIMIT_NOFILE): {}",
-            io::Error::last_os_error()
-        ));
-    }
-    if limit.rlim_cur >= needed {
-        return Ok(());
-    }
-    if limit.rlim_max < needed {
-        return Err(format!(
-            "needs {needed} open files; the hard limit is {} (ulimit -Hn)",
-            limit.rlim_max
-        ));
-    }
-    limit.rlim_cur = needed;
-    // SAFETY: setrlimit reads one rlimit, which `limit` is.
-    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
-        return Err(format!(
-            "setrlimit(RLIMIT_NOFILE, {needed}): {}",
-            io::Error::last_os_error()
-        ));
-    }
-    Ok(())
 }
 
 fn run(ctx: &Ctx) -> Section {
@@ -135,6 +107,7 @@ fn run(ctx: &Ctx) -> Section {
     let rows = rates::rows(&results, |t| {
         vec![grouped(t.count), eng(t.per_sec()), short(t.ns_each() / 1e3)]
     });
+    notes.push(SPREAD_NOTE.into());
     notes.push(rates::verdict(&results, &["tokio"]));
     section.tables.push(Table {
         title: format!(
@@ -150,6 +123,7 @@ fn run(ctx: &Ctx) -> Section {
             "round trips/s",
             "µs/round trip",
             "vs fibra",
+            "spread",
         ],
         rows,
         notes,
@@ -168,7 +142,7 @@ pub(super) fn parse(stdout: &str, total: u64) -> Result<Timed, String> {
     }
 }
 
-fn records(size: Size, results: &[(&str, Outcome<Timed>)]) -> Vec<Record> {
+fn records(size: Size, results: &[(&str, Outcome<Runs<Timed>>)]) -> Vec<Record> {
     let variant = format!(
         "connections={} round_trips={} bytes={}",
         size.connections, size.round_trips, size.bytes

@@ -9,23 +9,29 @@ mod fibra;
 
 use super::rates::{self, Plan, Runner, Runtime};
 use super::{Experiment, Section};
+use crate::chart::Chart;
 use crate::ctx::{Ctx, RUNS};
-use crate::measure::{Outcome, Timed};
+use crate::measure::{Outcome, Runs, Timed};
 use crate::peers::Launcher;
 use crate::record::Record;
-use crate::report::{Table, eng, grouped, short};
+use crate::report::{SPREAD_NOTE, Table, eng, grouped, short};
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "ractor-pingpong",
     description: "message round trips between two Ractors on different cores",
     default: true,
+    runtimes: || rates::names(&runtimes()),
+    charts: &[Chart {
+        variant: "",
+        metrics: &["round_trips_per_s"],
+    }],
     run,
     child: None,
 };
 
 /// Round trips in one run.
 fn round_trips(ctx: &Ctx) -> u64 {
-    ctx.size(20_000, 200_000)
+    ctx.size(20_000, 200_000, 1_000_000)
 }
 
 fn runtimes() -> Vec<Runtime<u64>> {
@@ -72,6 +78,7 @@ fn run(ctx: &Ctx) -> Section {
          the cores slows fibra most"
             .into(),
     );
+    notes.push(SPREAD_NOTE.into());
     notes.push(rates::verdict(&results, &["go"]));
     section.tables.push(Table {
         title: format!(
@@ -85,6 +92,7 @@ fn run(ctx: &Ctx) -> Section {
             "round trips/s",
             "ns/round trip",
             "vs fibra",
+            "spread",
         ],
         rows,
         notes,
@@ -93,7 +101,7 @@ fn run(ctx: &Ctx) -> Section {
     section
 }
 
-fn records(n: u64, results: &[(&str, Outcome<Timed>)]) -> Vec<Record> {
+fn records(n: u64, results: &[(&str, Outcome<Runs<Timed>>)]) -> Vec<Record> {
     let metrics = ("round_trips_per_s", "ns_per_round_trip");
     rates::records(EXPERIMENT.name, &format!("n={n}"), results, metrics)
 }

@@ -9,26 +9,39 @@
 mod child;
 
 use super::{Experiment, Section};
+use crate::chart::Chart;
 use crate::ctx::{Ctx, RUNS};
-use crate::measure::{Best, Outcome, figure_of, measured};
+use crate::measure::{Best, Outcome, Runs, figure_of, measured};
 use crate::peers::Launcher;
 use crate::peers::process::{self, RunError};
 use crate::peers::protocol::parse_line;
+use crate::progress;
 use crate::record::{self, Record};
-use crate::report::{Row, Table, grouped, progress, short, times, unmeasured_rows};
+use crate::report::{Row, SPREAD_NOTE, Table, grouped, short, spread, times, unmeasured_rows};
 use std::time::Duration;
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "ractor-scale",
     description: "100,000 Ractors that each wait for one message: time and memory each",
     default: true,
+    runtimes: || runtimes().iter().map(|r| r.name).collect(),
+    charts: &[
+        Chart {
+            variant: "",
+            metrics: &["peak_rss_bytes_per_unit"],
+        },
+        Chart {
+            variant: "",
+            metrics: &["time"],
+        },
+    ],
     run,
     child: Some(child::main),
 };
 
 /// Ractors (goroutines) created in one run.
 fn units(ctx: &Ctx) -> u64 {
-    ctx.size(10_000, 100_000)
+    ctx.size(10_000, 100_000, 1_000_000)
 }
 
 /// How long a program may go on creating before it stops where it is (Ruby
@@ -66,11 +79,26 @@ impl Scale {
 impl Best for Scale {
     /// Figure by figure: the least time and the least memory.
     fn best(self, other: Scale) -> Scale {
+        self.pick(other, Ord::min)
+    }
+
+    /// Figure by figure: the most time and the most memory.
+    fn worst(self, other: Scale) -> Scale {
+        self.pick(other, Ord::max)
+    }
+}
+
+impl Scale {
+    /// This run with its time and its memory beyond the baseline each
+    /// chosen by `choose` from this run's and `other`'s.
+    fn pick(self, other: Scale, choose: fn(u64, u64) -> u64) -> Scale {
         Scale {
-            ns: self.ns.min(other.ns),
+            ns: choose(self.ns, other.ns),
             peak_kb: self.rss_before_kb
-                + (self.peak_kb - self.rss_before_kb)
-                    .min(other.peak_kb.saturating_sub(other.rss_before_kb)),
+                + choose(
+                    self.peak_kb - self.rss_before_kb,
+                    other.peak_kb.saturating_sub(other.rss_before_kb),
+                ),
             ..self
         }
     }
@@ -114,11 +142,11 @@ fn runtimes() -> Vec<Runtime> {
 fn run(ctx: &Ctx) -> Section {
     let mut section = Section::default();
     let n = units(ctx);
-    let mut results: Vec<(&str, Outcome<Scale>)> = Vec::new();
+    let mut results: Vec<(&str, Outcome<Runs<Scale>>)> = Vec::new();
     let mut notes = Vec::new();
-    for runtime in runtimes() {
+    for runtime in runtimes().into_iter().filter(|r| ctx.wants(r.name)) {
         let name = runtime.name;
-        progress(Some(&format!("{}: preparing {name}", EXPERIMENT.name)));
+        progress::step(&format!("{}: preparing {name}", EXPERIMENT.name));
         let peer = match runtime.launcher.prepare(ctx) {
             Ok(peer) => peer,
             Err(why) => {
@@ -129,13 +157,10 @@ fn run(ctx: &Ctx) -> Section {
             }
         };
         notes.push(format!("{name}: {}", runtime.how));
-        let mut best: Option<Scale> = None;
+        let mut kept: Option<Runs<Scale>> = None;
         let mut outcome = None;
         for run in 1..=RUNS {
-            progress(Some(&format!(
-                "{}: {name} (run {run}/{RUNS})",
-                EXPERIMENT.name
-            )));
+            progress::step(&format!("{}: {name} (run {run}/{RUNS})", EXPERIMENT.name));
             let mut cmd = peer.command();
             cmd.arg(n.to_string())
                 .arg(CREATE_LIMIT.as_secs().to_string());
@@ -144,7 +169,7 @@ fn run(ctx: &Ctx) -> Section {
                 .and_then(|(stdout, stderr)| Ok((parse(&stdout, n)?, stderr)))
             {
                 Ok((s, stderr)) => {
-                    best = Some(best.map_or(s, |b| b.best(s)));
+                    kept = Some(kept.map_or(Runs::one(s), |k| k.and(s)));
                     if !s.complete() {
                         let why = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
                         notes.push(format!(
@@ -164,7 +189,7 @@ fn run(ctx: &Ctx) -> Section {
             }
         }
         let outcome = outcome
-            .unwrap_or_else(|| best.map_or(Outcome::Failed("no runs".into()), Outcome::Measured));
+            .unwrap_or_else(|| kept.map_or(Outcome::Failed("no runs".into()), Outcome::Measured));
         results.push((name, outcome));
     }
     section.tables.push(table(n, &results, notes));
@@ -209,12 +234,14 @@ fn bytes(b: f64) -> String {
 }
 
 /// Whether fibra's memory per Ractor is at most Go's per goroutine.
-fn verdict(results: &[(&str, Outcome<Scale>)]) -> String {
+fn verdict(results: &[(&str, Outcome<Runs<Scale>>)]) -> String {
     let head = "target: fibra memory per idle Ractor ≤ go's per goroutine";
-    match (
-        figure_of(results, "fibra").filter(|s| s.complete()),
-        figure_of(results, "go").filter(|s| s.complete()),
-    ) {
+    let complete = |name| {
+        figure_of(results, name)
+            .map(|r| r.best)
+            .filter(|s| s.complete())
+    };
+    match (complete("fibra"), complete("go")) {
         (Some(f), Some(g)) => {
             let ratio = f.bytes_each() / g.bytes_each().max(1.0);
             let word = if ratio <= 1.0 { "met" } else { "MISSED" };
@@ -225,13 +252,14 @@ fn verdict(results: &[(&str, Outcome<Scale>)]) -> String {
     }
 }
 
-fn table(n: u64, results: &[(&str, Outcome<Scale>)], mut notes: Vec<String>) -> Table {
-    let fibra = figure_of(results, "fibra").copied();
-    let mut measured: Vec<(&str, Scale)> = measured(results).map(|(n, s)| (n, *s)).collect();
-    measured.sort_by(|a, b| a.1.bytes_each().total_cmp(&b.1.bytes_each()));
+fn table(n: u64, results: &[(&str, Outcome<Runs<Scale>>)], mut notes: Vec<String>) -> Table {
+    let fibra = figure_of(results, "fibra").map(|r| r.best);
+    let mut measured: Vec<(&str, Runs<Scale>)> = measured(results).map(|(n, r)| (n, *r)).collect();
+    measured.sort_by(|a, b| a.1.best.bytes_each().total_cmp(&b.1.best.bytes_each()));
     let mut rows: Vec<Row> = measured
         .into_iter()
-        .map(|(name, s)| {
+        .map(|(name, runs)| {
+            let s = runs.best;
             Row::Cells(vec![
                 name.into(),
                 if s.complete() {
@@ -246,6 +274,7 @@ fn table(n: u64, results: &[(&str, Outcome<Scale>)], mut notes: Vec<String>) -> 
                 fibra.map_or("-".into(), |f| {
                     times(s.bytes_each() / f.bytes_each().max(1.0))
                 }),
+                spread(runs.spread(|s| s.bytes_each())),
             ])
         })
         .collect();
@@ -255,6 +284,7 @@ fn table(n: u64, results: &[(&str, Outcome<Scale>)], mut notes: Vec<String>) -> 
          and waiting at the peak); memory vs fibra = per unit ÷ fibra's"
             .into(),
     );
+    notes.push(format!("{SPREAD_NOTE}, of the memory per unit"));
     notes.push(verdict(results));
     Table {
         title: format!(
@@ -270,13 +300,14 @@ fn table(n: u64, results: &[(&str, Outcome<Scale>)], mut notes: Vec<String>) -> 
             "peak RSS Δ",
             "per unit",
             "memory vs fibra",
+            "spread",
         ],
         rows,
         notes,
     }
 }
 
-fn records(n: u64, results: &[(&str, Outcome<Scale>)]) -> Vec<Record> {
+fn records(n: u64, results: &[(&str, Outcome<Runs<Scale>>)]) -> Vec<Record> {
     record::of_measured(EXPERIMENT.name, &format!("n={n}"), results, |s| {
         vec![
             ("created", s.created as f64, "units"),
@@ -362,6 +393,8 @@ mod tests {
         };
         let best = s(10, 100, 300).best(s(5, 200, 500));
         assert_eq!((best.ns, best.peak_kb - best.rss_before_kb), (5, 200));
+        let worst = s(10, 100, 300).worst(s(5, 200, 500));
+        assert_eq!((worst.ns, worst.peak_kb - worst.rss_before_kb), (10, 300));
         assert_eq!(
             s(5, 100, 250).best(s(10, 0, 200)).bytes_each(),
             150.0 * 1024.0
@@ -371,13 +404,13 @@ mod tests {
     #[test]
     fn verdicts() {
         let s = |peak| {
-            Outcome::Measured(Scale {
+            Outcome::Measured(Runs::one(Scale {
                 n: 10,
                 created: 10,
                 ns: 1,
                 rss_before_kb: 0,
                 peak_kb: peak,
-            })
+            }))
         };
         assert_eq!(
             verdict(&[("fibra", s(20)), ("go", s(40))]),

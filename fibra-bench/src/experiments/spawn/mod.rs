@@ -8,25 +8,31 @@ mod tokio;
 
 use super::rates::{self, Plan, Runner, Runtime};
 use super::{Experiment, Section};
+use crate::chart::Chart;
 use crate::ctx::{Ctx, RUNS};
-use crate::measure::{Outcome, Timed};
+use crate::measure::{Outcome, Runs, Timed};
 use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
 use crate::record::Record;
-use crate::report::{Table, eng, grouped, short};
+use crate::report::{SPREAD_NOTE, Table, eng, grouped, short};
 use std::time::Duration;
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "spawn",
     description: "spawn+join throughput: N threads that each return a number, all joined",
     default: true,
+    runtimes: || rates::names(&runtimes()),
+    charts: &[Chart {
+        variant: "",
+        metrics: &["spawn_joins_per_s"],
+    }],
     run,
     child: None,
 };
 
 /// Threads spawned in one run.
 fn threads(ctx: &Ctx) -> u64 {
-    ctx.size(10_000, 100_000)
+    ctx.size(10_000, 100_000, 1_000_000)
 }
 
 fn runtimes() -> Vec<Runtime<u64>> {
@@ -70,6 +76,7 @@ fn run(ctx: &Ctx) -> Section {
     let rows = rates::rows(&results, |t| {
         vec![grouped(t.count), eng(t.per_sec()), short(t.ns_each())]
     });
+    notes.push(SPREAD_NOTE.into());
     notes.push(rates::verdict(&results, &["go", "tokio"]));
     section.tables.push(Table {
         title: format!(
@@ -83,6 +90,7 @@ fn run(ctx: &Ctx) -> Section {
             "spawn+join/s",
             "ns/thread",
             "vs fibra",
+            "spread",
         ],
         rows,
         notes,
@@ -101,7 +109,7 @@ fn parse(stdout: &str, n: u64) -> Result<Timed, String> {
 }
 
 /// Records of the measured runtimes, which all spawned `n` threads.
-fn records(n: u64, results: &[(&str, Outcome<Timed>)]) -> Vec<Record> {
+fn records(n: u64, results: &[(&str, Outcome<Runs<Timed>>)]) -> Vec<Record> {
     let metrics = ("spawn_joins_per_s", "ns_per_spawn_join");
     rates::records(EXPERIMENT.name, &format!("n={n}"), results, metrics)
 }

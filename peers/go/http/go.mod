@@ -1,0 +1,3 @@
+module fibra-peers/http
+
+go 1.21

@@ -1,0 +1,3 @@
+module fibra-peers/park
+
+go 1.21
