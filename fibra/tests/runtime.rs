@@ -336,3 +336,19 @@ fn a_runtime_per_os_thread() {
         .collect();
     assert_eq!(sums, (0..4).map(|t| 499_500 + 1000 * t).collect::<Vec<_>>());
 }
+
+#[test]
+fn a_thread_that_cannot_have_a_stack_fails_with_the_reason() {
+    // A stack larger than the address space cannot be mapped: the first green
+    // thread does not start, and `run` reports why instead of hanging.
+    let outcome = std::panic::catch_unwind(|| {
+        fibra::runtime::Builder::new()
+            .stack_size(1 << 47)
+            .run(|| unreachable!("no stack, no run"))
+    });
+    let message = panic_message(&*outcome.unwrap_err());
+    assert!(
+        message.starts_with("fibra: the green thread could not start: "),
+        "{message}"
+    );
+}

@@ -395,7 +395,22 @@ impl Builder {
     where
         F: FnOnce(&Yielder<I, Y, R>, I) -> R + 'static,
     {
-        let stack = Stack::new(self.stack_size)?;
+        Fiber::on_stack(Stack::new(self.stack_size)?, body)
+    }
+}
+
+impl<I, Y, R> Fiber<I, Y, R> {
+    /// A fiber that will run `body` on `stack`: for a caller that takes the
+    /// stack itself, to handle its failure apart (the scheduler reports it to
+    /// the green thread that needed it).
+    ///
+    /// # Errors
+    ///
+    /// If the closure's captures are too large for the stack.
+    pub(crate) fn on_stack<F>(stack: Stack, body: F) -> io::Result<Self>
+    where
+        F: FnOnce(&Yielder<I, Y, R>, I) -> R + 'static,
+    {
         let (header, sp) = context::prepare(&stack, body)?;
         Ok(Fiber {
             header,

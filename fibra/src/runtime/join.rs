@@ -6,6 +6,7 @@ use super::task::TaskId;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
+use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
 
@@ -23,9 +24,13 @@ use std::rc::Rc;
 /// });
 /// ```
 ///
+/// If no stack can be had for the thread when it first runs (memory or the
+/// kernel's map count exhausted), it does not run, and [`JoinHandle::join`]
+/// returns [`JoinError::Panicked`] with the reason.
+///
 /// # Panics
 ///
-/// Outside a runtime, or if no stack can be had for the thread.
+/// Outside a runtime.
 pub fn spawn<F, T>(f: F) -> JoinHandle<T>
 where
     F: FnOnce() -> T + 'static,
@@ -37,21 +42,24 @@ where
         joiner: Cell::new(None),
     });
     let done = slot.clone();
-    let task = scheduler
-        .spawn(move || {
-            let outcome = panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+    let task = scheduler.spawn(Box::new(move |started: io::Result<()>| {
+        let outcome = match started {
+            Ok(()) => panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
                 if payload.is::<Cancelled>() {
                     JoinError::Cancelled
                 } else {
                     JoinError::Panicked(payload)
                 }
-            });
-            *done.outcome.borrow_mut() = Some(outcome);
-            if let Some(joiner) = done.joiner.take() {
-                scheduler::current().wake(joiner);
-            }
-        })
-        .unwrap_or_else(|err| panic!("fibra: cannot spawn a green thread: {err}"));
+            }),
+            Err(err) => Err(JoinError::Panicked(Box::new(format!(
+                "fibra: the green thread could not start: {err}"
+            )))),
+        };
+        *done.outcome.borrow_mut() = Some(outcome);
+        if let Some(joiner) = done.joiner.take() {
+            scheduler::current().wake(joiner);
+        }
+    }));
     JoinHandle { task, slot }
 }
 

@@ -13,10 +13,11 @@
 
 use super::reactor::Reactor;
 use super::remote::{Remote, Unparker};
-use super::task::{State, Task, TaskId};
+use super::task::{Body, Code, State, Task, TaskId};
 use super::timers::Timers;
 use crate::Fiber;
-use crate::fiber::{Builder as FiberBuilder, Step};
+use crate::fiber::Step;
+use crate::stack::Stack;
 use slab::Slab;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -125,23 +126,21 @@ impl Scheduler {
         })
     }
 
-    /// Makes a green thread that will run `body`, ready to run.
-    pub(crate) fn spawn(&self, body: impl FnOnce() + 'static) -> io::Result<TaskId> {
-        let fiber: Fiber = FiberBuilder::new()
-            .stack_size(self.stack_size)
-            .build(move |_, ()| body())?;
+    /// Makes a green thread that will run `body`, ready to run (its stack is
+    /// taken when it first runs: see [`Code`]).
+    pub(crate) fn spawn(&self, body: Body) -> TaskId {
         let serial = self.next_serial.get() + 1;
         self.next_serial.set(serial);
         let index = self.tasks.borrow_mut().insert(Task {
             serial,
-            fiber: Rc::new(fiber),
+            code: Code::Unstarted(body),
             state: State::Runnable,
             notified: false,
             cancelled: false,
         });
         let id = TaskId { index, serial };
         self.queue.borrow_mut().push_back(id);
-        Ok(id)
+        id
     }
 
     /// The green thread running now.
@@ -219,7 +218,7 @@ impl Scheduler {
             if state == State::Runnable {
                 self.queue.borrow_mut().push_back(task);
             }
-            entry.fiber.clone()
+            entry.code.fiber().clone()
         };
         if fiber.suspend(()).is_err() {
             self.tasks.borrow_mut()[task.index].state = State::Running;
@@ -363,12 +362,35 @@ impl Scheduler {
     fn run_task(&self, task: TaskId) {
         let fiber = {
             let mut tasks = self.tasks.borrow_mut();
-            match tasks.get_mut(task.index) {
+            let entry = match tasks.get_mut(task.index) {
                 Some(entry) if entry.serial == task.serial && entry.state == State::Runnable => {
-                    entry.state = State::Running;
-                    entry.fiber.clone()
+                    entry
                 }
                 _ => return,
+            };
+            entry.state = State::Running;
+            match &mut entry.code {
+                Code::Started(fiber) => fiber.clone(),
+                Code::Unstarted(body) => {
+                    // A closure that captures nothing takes no allocation to
+                    // box: this placeholder is free.
+                    let body = std::mem::replace(body, Box::new(|_| {}));
+                    match Stack::new(self.stack_size) {
+                        Ok(stack) => {
+                            let fiber = Fiber::on_stack(stack, move |_, ()| body(Ok(())))
+                                .expect("fibra: a boxed closure fits on any stack");
+                            let fiber = Rc::new(fiber);
+                            entry.code = Code::Started(fiber.clone());
+                            fiber
+                        }
+                        Err(err) => {
+                            tasks.remove(task.index);
+                            drop(tasks);
+                            body(Err(err));
+                            return;
+                        }
+                    }
+                }
             }
         };
         self.running.set(Some(task));

@@ -3,6 +3,7 @@
 
 use crate::Fiber;
 use std::fmt;
+use std::io;
 use std::rc::Rc;
 
 /// Names a green thread of one runtime. The serial number makes an id that
@@ -29,11 +30,37 @@ pub(super) enum State {
     Parked,
 }
 
+/// What a green thread runs. It is told whether it got a stack: `Ok` on its
+/// own fiber; `Err` on the scheduler's stack, when none could be had, so that
+/// it can report the failure to its joiner instead of vanishing.
+pub(crate) type Body = Box<dyn FnOnce(io::Result<()>)>;
+
+/// A green thread's code: a closure until it first runs, then a fiber.
+///
+/// The stack is taken when the thread first runs, not when it is spawned: a
+/// thread spawned faster than threads run holds no stack while it waits, and
+/// one that finishes before the next starts hands its stack, still warm, to
+/// it. Spawning many short threads then touches no new memory.
+pub(super) enum Code {
+    Unstarted(Body),
+    /// Shared so that the scheduler can resume it, and the thread park
+    /// itself, without keeping the task table borrowed.
+    Started(Rc<Fiber>),
+}
+
+impl Code {
+    /// The fiber of a thread that has started.
+    pub(super) fn fiber(&self) -> &Rc<Fiber> {
+        match self {
+            Code::Started(fiber) => fiber,
+            Code::Unstarted(_) => unreachable!("fibra: a green thread that never ran is running"),
+        }
+    }
+}
+
 pub(super) struct Task {
     pub(super) serial: u64,
-    /// Shared so that the scheduler can resume it, and the thread park itself,
-    /// without keeping the task table borrowed.
-    pub(super) fiber: Rc<Fiber>,
+    pub(super) code: Code,
     pub(super) state: State,
     /// A wake-up that came while the thread was running: its next park returns
     /// at once instead of sleeping through it.
