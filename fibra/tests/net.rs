@@ -248,9 +248,11 @@ fn a_read_timeout_ends_a_wait_that_gets_no_data_and_not_one_that_does() {
     fibra::run(|| {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
+        // The client sends only when told, after the reads that must time out.
+        let (go, told) = fibra::sync::channel::unbounded::<()>();
         let client = fibra::spawn(move || {
             let mut stream = TcpStream::connect(addr).unwrap();
-            fibra::time::sleep(Duration::from_millis(100));
+            told.recv().unwrap();
             stream.write_all(b"late").unwrap();
             // Keep the connection open until the server is done.
             let mut rest = Vec::new();
@@ -282,6 +284,7 @@ fn a_read_timeout_ends_a_wait_that_gets_no_data_and_not_one_that_does() {
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap();
+        go.send(()).unwrap();
         let mut buf = [0; 4];
         stream.read_exact(&mut buf).unwrap();
         assert_eq!(&buf, b"late");
