@@ -89,7 +89,7 @@ impl Drop for Worker {
 }
 
 /// The message a panic was raised with, when it is a string.
-fn panic_message(payload: &(dyn Any + Send)) -> &str {
+pub fn panic_message(payload: &(dyn Any + Send)) -> &str {
     payload
         .downcast_ref::<&str>()
         .copied()

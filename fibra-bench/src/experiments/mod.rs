@@ -8,12 +8,15 @@ mod e3;
 mod e4;
 mod echo;
 mod limits;
+mod may_child;
+mod park;
 mod pingpong;
 mod rates;
 mod scale;
 mod servers;
 mod spawn;
 mod throughput;
+mod wall;
 
 use crate::chart::Chart;
 use crate::ctx::Ctx;
@@ -54,6 +57,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
     throughput::EXPERIMENT,
     pingpong::EXPERIMENT,
     scale::EXPERIMENT,
+    park::EXPERIMENT,
 ];
 
 /// The experiment called `name`.

@@ -54,7 +54,7 @@ pub fn secs(limit: Duration) -> String {
 }
 
 /// The exit code with which a peer says it does not support a variant.
-const EXIT_UNSUPPORTED: i32 = 3;
+pub const EXIT_UNSUPPORTED: i32 = 3;
 
 /// Runs `cmd` with stdin closed, killing it after `timeout`; returns its stdout
 /// when it exits successfully.
@@ -122,7 +122,7 @@ const POLL: Duration = Duration::from_millis(10);
 /// starts without `exec`, a server a peer forked), so that none of them goes on
 /// loading the machine under the next runs. The tree is read from /proc while
 /// `pid`, still running, holds it together.
-fn kill_tree(pid: u32) {
+pub(super) fn kill_tree(pid: u32) {
     let parents = parents();
     let mut tree = vec![pid];
     let mut i = 0;

@@ -1,5 +1,6 @@
 //! The one line an external peer prints on success: `key=<int>` fields separated
-//! by spaces, e.g. `switches=4000000 ns=91234567` (see `peers/README.md`).
+//! by spaces, e.g. `switches=4000000 ns=91234567` (see `peers/README.md`); and
+//! the counts a peer takes as arguments.
 
 use std::fmt;
 
@@ -34,6 +35,15 @@ pub fn parse_line(stdout: &str, keys: &[&str]) -> Result<Vec<u64>, Unparseable> 
         })
         .collect::<Option<Vec<u64>>>()
         .ok_or_else(unparseable)
+}
+
+/// A count given to a peer (or a child program) as an argument, which must be
+/// a plain decimal integer: no sign, no exponent, no space.
+pub fn count(arg: &str) -> Option<u64> {
+    if arg.is_empty() || !arg.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    arg.parse().ok()
 }
 
 /// `text` cut to at most `max` characters, with `…` when cut.
@@ -82,6 +92,15 @@ mod tests {
             "hello",
         ] {
             assert!(parse_line(bad, E1).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn counts_are_plain_decimal_integers() {
+        assert_eq!(count("100000"), Some(100_000));
+        assert_eq!(count("0"), Some(0));
+        for bad in ["", "+1", "-1", "1e6", " 1", "1.0", "99999999999999999999"] {
+            assert_eq!(count(bad), None, "{bad:?} was accepted");
         }
     }
 

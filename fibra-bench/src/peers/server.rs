@@ -53,8 +53,8 @@ impl Serving {
             }
             Err(RecvTimeoutError::Timeout) => {
                 return Err(format!(
-                    "server did not say where it listens within {} s",
-                    timeout.as_secs()
+                    "server did not say where it listens within {}",
+                    process::secs(timeout)
                 ));
             }
         };
@@ -135,8 +135,10 @@ impl Process {
 
 impl Drop for Process {
     fn drop(&mut self) {
-        // Killing fails only if the server has exited already; either way it
-        // is gone once `wait` returns.
+        // What it started goes first, while the server still holds its tree
+        // together. Killing fails only if the server has exited already;
+        // either way it is gone once `wait` returns.
+        process::kill_tree(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -181,6 +183,40 @@ mod tests {
         );
     }
 
+    /// Whether the process `pid` has ended (a zombie counts: its parent, killed
+    /// too, can no longer reap it, init will).
+    fn ended(pid: &str) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) => stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z'),
+            Err(_) => true,
+        }
+    }
+
+    #[test]
+    fn kills_what_the_server_started() {
+        let pid_file =
+            std::env::temp_dir().join(format!("fibra-bench-serving-{}", std::process::id()));
+        let script = format!(
+            "sleep 30 & echo $! > {}; echo listening on 127.0.0.1:9; wait",
+            pid_file.display()
+        );
+        let server = Serving::start(&mut sh(&script), LIMIT).unwrap();
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let _ = std::fs::remove_file(&pid_file);
+        assert!(!ended(pid.trim()));
+        drop(server);
+        let deadline = Instant::now() + LIMIT;
+        while !ended(pid.trim()) {
+            assert!(Instant::now() < deadline, "the server's child lives on");
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     #[test]
     fn reports_a_server_that_exits_before_listening() {
         let err = Serving::start(&mut sh("echo bind: in use >&2; exit 1"), LIMIT)
@@ -202,7 +238,7 @@ mod tests {
         let err = Serving::start(&mut sh("exec sleep 30"), Duration::from_millis(100))
             .err()
             .unwrap();
-        assert_eq!(err, "server did not say where it listens within 0 s");
+        assert_eq!(err, "server did not say where it listens within 0.1 s");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 mod corosensei;
 mod fibra;
+mod may;
 
 use super::{Experiment, Section};
 use crate::chart::Chart;
@@ -27,7 +28,8 @@ pub const EXPERIMENT: Experiment = Experiment {
         metrics: &["switches_per_s"],
     }],
     run,
-    child: None,
+    // E1 on may, in a process of its own.
+    child: Some(may::main),
 };
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -200,6 +202,10 @@ fn runtimes() -> Vec<Runtime> {
                     "-Djdk.virtualThreadScheduler.maxPoolSize=1",
                 ],
             }),
+        },
+        Runtime {
+            name: "may",
+            runner: External(Launcher::Child(EXPERIMENT.name)),
         },
     ]);
     list

@@ -3,6 +3,7 @@
 //! client opens all its connections first, then sends a request on each at
 //! the same moment, from an OS thread each.
 
+use crate::peers::process;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Barrier};
@@ -78,7 +79,7 @@ fn get(
         .and_then(|()| stream.read_to_end(&mut response))
         .map_err(|e| match e.kind() {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
-                format!("no response within {} s", timeout.as_secs())
+                format!("no response within {}", process::secs(timeout))
             }
             _ => format!("request: {e}"),
         })?;

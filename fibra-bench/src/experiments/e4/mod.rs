@@ -13,6 +13,7 @@ use super::{Experiment, Section};
 use crate::chart::Chart;
 use crate::ctx::{Ctx, RUNS};
 use crate::measure::{Best, Outcome, Runs, best_of_fixed, figure_of, measured};
+use crate::peers::process;
 use crate::peers::server::Serving;
 use crate::progress;
 use crate::record::{self, Record};
@@ -266,9 +267,9 @@ fn measure(
     let over_limit = |least: Duration| {
         (least > limit).then(|| {
             Outcome::Failed(format!(
-                "skipped: would take at least {}, over the {} s limit",
+                "skipped: would take at least {}, over the {} limit",
                 time(least),
-                limit.as_secs()
+                process::secs(limit)
             ))
         })
     };

@@ -1,11 +1,13 @@
 //! Message ping-pong between two Ractors on different cores (the issue
 //! "Ractors"): ping sends a number to pong, pong sends it back plus one, N
 //! times; the rate is round trips per second. Against the same exchange
-//! between two OS threads over crossbeam-channel, and between two goroutines
-//! over unbuffered Go channels.
+//! between two OS threads over crossbeam-channel, between two goroutines
+//! over unbuffered Go channels, and between two `may` coroutines over may's
+//! channels.
 
 mod crossbeam;
 mod fibra;
+mod may;
 
 use super::rates::{self, Plan, Runner, Runtime};
 use super::{Experiment, Section};
@@ -26,7 +28,8 @@ pub const EXPERIMENT: Experiment = Experiment {
         metrics: &["round_trips_per_s"],
     }],
     run,
-    child: None,
+    // Ping-pong on may, in a process of its own.
+    child: Some(may::main),
 };
 
 /// Round trips in one run.
@@ -54,6 +57,12 @@ fn runtimes() -> Vec<Runtime<u64>> {
             runner: Runner::External(Launcher::Go {
                 module: "go/pingpong",
             }),
+        },
+        Runtime {
+            name: "may",
+            how: "two may coroutines on two workers (set_workers(2)), two unbounded \
+                  may::sync::mpsc channels; may places them (it may run both on one worker)",
+            runner: Runner::External(Launcher::Child(EXPERIMENT.name)),
         },
     ]
 }

@@ -5,6 +5,9 @@
 //! held before the first Ractor, so that the bench's own memory is not
 //! counted. Ruby gives every Ractor an OS thread and is expected to stop long
 //! before N: it reports how far it got, and why.
+//!
+//! The figure of a run, its protocol line and the loop that runs each
+//! runtime's process are shared with park-scale ([`super::park`]).
 
 mod child;
 
@@ -12,9 +15,9 @@ use super::{Experiment, Section};
 use crate::chart::Chart;
 use crate::ctx::{Ctx, RUNS};
 use crate::measure::{Best, Outcome, Runs, figure_of, measured};
-use crate::peers::Launcher;
 use crate::peers::process::{self, RunError};
-use crate::peers::protocol::parse_line;
+use crate::peers::protocol::{count, parse_line};
+use crate::peers::{Launcher, Prepared};
 use crate::progress;
 use crate::record::{self, Record};
 use crate::report::{Row, SPREAD_NOTE, Table, grouped, short, spread, times, unmeasured_rows};
@@ -54,24 +57,27 @@ pub struct Scale {
     /// Asked for, and created before an error or the time limit stopped it.
     pub n: u64,
     pub created: u64,
-    /// Creating, messaging and collecting them all.
+    /// ractor-scale: creating, messaging and collecting them all; park-scale:
+    /// creating them until every one is parked.
     pub ns: u64,
-    /// Resident memory before the first one, and the process's peak.
+    /// Resident memory before the first one, and the figure the experiment
+    /// measures: ractor-scale the process's peak, park-scale its resident
+    /// memory with every unit parked.
     pub rss_before_kb: u64,
-    pub peak_kb: u64,
+    pub rss_kb: u64,
 }
 
 impl Scale {
-    /// Peak resident bytes per unit created, beyond the baseline.
+    /// Resident bytes per unit created, beyond the baseline.
     pub fn bytes_each(self) -> f64 {
-        self.peak_kb.saturating_sub(self.rss_before_kb) as f64 * 1024.0 / self.created.max(1) as f64
+        self.rss_kb.saturating_sub(self.rss_before_kb) as f64 * 1024.0 / self.created.max(1) as f64
     }
 
     pub fn us_each(self) -> f64 {
         self.ns as f64 / 1e3 / self.created.max(1) as f64
     }
 
-    fn complete(self) -> bool {
+    pub fn complete(self) -> bool {
         self.created == self.n
     }
 }
@@ -94,10 +100,10 @@ impl Scale {
     fn pick(self, other: Scale, choose: fn(u64, u64) -> u64) -> Scale {
         Scale {
             ns: choose(self.ns, other.ns),
-            peak_kb: self.rss_before_kb
+            rss_kb: self.rss_before_kb
                 + choose(
-                    self.peak_kb - self.rss_before_kb,
-                    other.peak_kb.saturating_sub(other.rss_before_kb),
+                    self.rss_kb - self.rss_before_kb,
+                    other.rss_kb.saturating_sub(other.rss_before_kb),
                 ),
             ..self
         }
@@ -157,39 +163,16 @@ fn run(ctx: &Ctx) -> Section {
             }
         };
         notes.push(format!("{name}: {}", runtime.how));
-        let mut kept: Option<Runs<Scale>> = None;
-        let mut outcome = None;
-        for run in 1..=RUNS {
-            progress::step(&format!("{}: {name} (run {run}/{RUNS})", EXPERIMENT.name));
-            let mut cmd = peer.command();
-            cmd.arg(n.to_string())
-                .arg(CREATE_LIMIT.as_secs().to_string());
-            match process::run_capturing(&mut cmd, ctx.timeout)
-                .map_err(|e: RunError| e.to_string())
-                .and_then(|(stdout, stderr)| Ok((parse(&stdout, n)?, stderr)))
-            {
-                Ok((s, stderr)) => {
-                    kept = Some(kept.map_or(Runs::one(s), |k| k.and(s)));
-                    if !s.complete() {
-                        let why = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                        notes.push(format!(
-                            "{name} stopped at {} of {}, after {:.1} s: {}",
-                            grouped(s.created),
-                            grouped(n),
-                            s.ns as f64 / 1e9,
-                            why.trim()
-                        ));
-                        break;
-                    }
-                }
-                Err(why) => {
-                    outcome = Some(Outcome::Failed(why));
-                    break;
-                }
-            }
+        let label = format!("{}: {name}", EXPERIMENT.name);
+        let (outcome, stopped) = measure(ctx, &label, &peer, &[], n, "peak_kb");
+        if let (Outcome::Measured(runs), Some(why)) = (&outcome, stopped) {
+            notes.push(format!(
+                "{name} stopped at {} of {}, after {:.1} s: {why}",
+                grouped(runs.best.created),
+                grouped(n),
+                runs.best.ns as f64 / 1e9,
+            ));
         }
-        let outcome = outcome
-            .unwrap_or_else(|| kept.map_or(Outcome::Failed("no runs".into()), Outcome::Measured));
         results.push((name, outcome));
     }
     section.tables.push(table(n, &results, notes));
@@ -197,17 +180,56 @@ fn run(ctx: &Ctx) -> Section {
     section
 }
 
-/// Parses `n=<int> created=<int> ns=<int> rss_before_kb=<int> peak_kb=<int>`,
+/// Runs `peer` with `<N> <LIMIT_S>` and then `extra` (park-scale's child takes
+/// the runtime) [`RUNS`] times, each in a fresh process, and keeps the best
+/// figures; `memory` is the key of the line's last field. A run that stops
+/// short of `n` is the last one: the second value is then the first line it
+/// printed on stderr, which says why.
+pub fn measure(
+    ctx: &Ctx,
+    label: &str,
+    peer: &Prepared,
+    extra: &[&str],
+    n: u64,
+    memory: &str,
+) -> (Outcome<Runs<Scale>>, Option<String>) {
+    let mut kept: Option<Runs<Scale>> = None;
+    for run in 1..=RUNS {
+        progress::step(&format!("{label} (run {run}/{RUNS})"));
+        let mut cmd = peer.command();
+        cmd.arg(n.to_string())
+            .arg(CREATE_LIMIT.as_secs().to_string())
+            .args(extra);
+        let ran = process::run_capturing(&mut cmd, ctx.timeout)
+            .map_err(|e: RunError| e.to_string())
+            .and_then(|(stdout, stderr)| Ok((parse(&stdout, n, memory)?, stderr)));
+        let (s, stderr) = match ran {
+            Ok(ran) => ran,
+            Err(why) => return (Outcome::Failed(why), None),
+        };
+        let runs = kept.map_or(Runs::one(s), |k| k.and(s));
+        if !s.complete() {
+            let why = stderr.lines().map(str::trim).find(|l| !l.is_empty());
+            let why = why.unwrap_or("it did not say why");
+            return (Outcome::Measured(runs), Some(why.to_string()));
+        }
+        kept = Some(runs);
+    }
+    let outcome = kept.map_or(Outcome::Failed("no runs".into()), Outcome::Measured);
+    (outcome, None)
+}
+
+/// Parses `n=<int> created=<int> ns=<int> rss_before_kb=<int> <memory>=<int>`,
 /// which must be for `n`.
-fn parse(stdout: &str, n: u64) -> Result<Scale, String> {
-    let keys = ["n", "created", "ns", "rss_before_kb", "peak_kb"];
+pub fn parse(stdout: &str, n: u64, memory: &str) -> Result<Scale, String> {
+    let keys = ["n", "created", "ns", "rss_before_kb", memory];
     let f = parse_line(stdout, &keys).map_err(|e| e.to_string())?;
     let s = Scale {
         n: f[0],
         created: f[1],
         ns: f[2],
         rss_before_kb: f[3],
-        peak_kb: f[4],
+        rss_kb: f[4],
     };
     match s {
         Scale { n: asked, .. } if asked != n => Err(format!("ran N = {asked}, not {n}")),
@@ -215,21 +237,23 @@ fn parse(stdout: &str, n: u64) -> Result<Scale, String> {
         Scale { created, .. } if created > n => Err(format!("created {created} of {n}")),
         Scale {
             rss_before_kb,
-            peak_kb,
+            rss_kb,
             ..
-        } if peak_kb < rss_before_kb => Err(format!(
-            "peak RSS {peak_kb} kB below the baseline {rss_before_kb} kB"
+        } if rss_kb < rss_before_kb => Err(format!(
+            "{memory} {rss_kb} kB below the baseline {rss_before_kb} kB"
         )),
         s => Ok(s),
     }
 }
 
 /// Bytes, in the unit that keeps them short.
-fn bytes(b: f64) -> String {
+pub fn bytes(b: f64) -> String {
+    const KIB: f64 = 1024.0;
     match b {
         b if b < 1e4 => format!("{b:.0} B"),
-        b if b < 1e7 => format!("{} KiB", short(b / 1024.0)),
-        b => format!("{} MiB", short(b / f64::from(1 << 20))),
+        b if b < 1000.0 * KIB => format!("{} KiB", short(b / KIB)),
+        b if b < 1000.0 * KIB * KIB => format!("{} MiB", short(b / (KIB * KIB))),
+        b => format!("{} GiB", short(b / (KIB * KIB * KIB))),
     }
 }
 
@@ -318,18 +342,14 @@ fn records(n: u64, results: &[(&str, Outcome<Runs<Scale>>)]) -> Vec<Record> {
 }
 
 /// The child's and peers' arguments: `<N> <LIMIT_S>`.
-fn parse_args(args: &[String]) -> Option<(u64, Duration)> {
+pub fn parse_args(args: &[String]) -> Option<(u64, Duration)> {
     let [n, limit] = args else { return None };
-    let plain = |s: &str| s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty();
-    if !plain(n) || !plain(limit) {
-        return None;
-    }
-    let n: u64 = n.parse().ok().filter(|&n| n >= 1)?;
-    Some((n, Duration::from_secs(limit.parse().ok()?)))
+    let n = count(n).filter(|&n| n >= 1)?;
+    Some((n, Duration::from_secs(count(limit)?)))
 }
 
 /// A `kB` figure of this process's /proc/self/status, e.g. `VmHWM`.
-fn status_kb(key: &str) -> Result<u64, String> {
+pub fn status_kb(key: &str) -> Result<u64, String> {
     let status = std::fs::read_to_string("/proc/self/status").map_err(|e| e.to_string())?;
     status_field(&status, key).ok_or_else(|| format!("no {key} in /proc/self/status"))
 }
@@ -348,10 +368,11 @@ mod tests {
     #[test]
     fn parses_the_peer_line() {
         let line = "n=100000 created=100000 ns=250000000 rss_before_kb=2000 peak_kb=302000\n";
-        let s = parse(line, 100_000).unwrap();
+        let s = parse(line, 100_000, "peak_kb").unwrap();
         assert!(s.complete());
         assert_eq!(s.bytes_each(), 3072.0);
         assert_eq!(s.us_each(), 2.5);
+        let parse = |line, n| parse(line, n, "peak_kb");
         let short = parse("n=10 created=4 ns=1 rss_before_kb=1 peak_kb=2", 10).unwrap();
         assert!(!short.complete());
         assert_eq!(
@@ -362,6 +383,7 @@ mod tests {
         assert!(parse("n=10 created=0 ns=1 rss_before_kb=1 peak_kb=2", 10).is_err());
         assert!(parse("n=10 created=1 ns=1 rss_before_kb=3 peak_kb=2", 10).is_err());
         assert!(parse("n=10 created=1 ns=1", 10).is_err());
+        assert!(parse("n=10 created=1 ns=1 rss_before_kb=1 rss_kb=2", 10).is_err());
     }
 
     #[test]
@@ -389,12 +411,12 @@ mod tests {
             created: 1,
             ns,
             rss_before_kb: before,
-            peak_kb: peak,
+            rss_kb: peak,
         };
         let best = s(10, 100, 300).best(s(5, 200, 500));
-        assert_eq!((best.ns, best.peak_kb - best.rss_before_kb), (5, 200));
+        assert_eq!((best.ns, best.rss_kb - best.rss_before_kb), (5, 200));
         let worst = s(10, 100, 300).worst(s(5, 200, 500));
-        assert_eq!((worst.ns, worst.peak_kb - worst.rss_before_kb), (10, 300));
+        assert_eq!((worst.ns, worst.rss_kb - worst.rss_before_kb), (10, 300));
         assert_eq!(
             s(5, 100, 250).best(s(10, 0, 200)).bytes_each(),
             150.0 * 1024.0
@@ -409,7 +431,7 @@ mod tests {
                 created: 10,
                 ns: 1,
                 rss_before_kb: 0,
-                peak_kb: peak,
+                rss_kb: peak,
             }))
         };
         assert_eq!(
@@ -425,5 +447,8 @@ mod tests {
         assert_eq!(bytes(512.0), "512 B");
         assert_eq!(bytes(20_480.0), "20.0 KiB");
         assert_eq!(bytes(3.0 * f64::from(1 << 20) * 10.0), "30.0 MiB");
+        assert_eq!(bytes(2.7e6), "2.57 MiB");
+        assert_eq!(bytes(9.0e8), "858 MiB");
+        assert_eq!(bytes(4.0e9), "3.73 GiB");
     }
 }

@@ -4,6 +4,7 @@
 //! what is measured and runs are not rescaled to a time.
 
 mod fibra;
+mod may;
 mod tokio;
 
 use super::rates::{self, Plan, Runner, Runtime};
@@ -27,7 +28,8 @@ pub const EXPERIMENT: Experiment = Experiment {
         metrics: &["spawn_joins_per_s"],
     }],
     run,
-    child: None,
+    // Spawn+join on may, in a process of its own.
+    child: Some(may::main),
 };
 
 /// Threads spawned in one run.
@@ -52,6 +54,12 @@ fn runtimes() -> Vec<Runtime<u64>> {
             how: "goroutines with GOMAXPROCS=1 (one OS thread, like fibra and tokio here), \
                   each writing its slot of a slice, joined with a sync.WaitGroup",
             runner: Runner::External(Launcher::Go { module: "go/spawn" }),
+        },
+        Runtime {
+            name: "may",
+            how: "may coroutines on one worker (set_workers(1)), spawned and joined (JoinHandle) \
+                  by a coroutine on it; like Go's, an untimed round first",
+            runner: Runner::External(Launcher::Child(EXPERIMENT.name)),
         },
     ]
 }
