@@ -26,7 +26,8 @@ use std::rc::Rc;
 ///
 /// If no stack can be had for the thread when it first runs (memory or the
 /// kernel's map count exhausted), it does not run, and [`JoinHandle::join`]
-/// returns [`JoinError::Panicked`] with the reason.
+/// returns [`JoinError::Panicked`] with the reason (printed on stderr
+/// instead if the handle was dropped).
 ///
 /// # Panics
 ///
@@ -51,9 +52,15 @@ where
                     JoinError::Panicked(payload)
                 }
             }),
-            Err(err) => Err(JoinError::Panicked(Box::new(format!(
-                "fibra: the green thread could not start: {err}"
-            )))),
+            Err(err) => {
+                let why = format!("fibra: the green thread could not start: {err}");
+                // As a panic in a thread nobody joins is still printed, so is
+                // this failure when no handle is left to report it.
+                if Rc::strong_count(&done) == 1 {
+                    eprintln!("{why}");
+                }
+                Err(JoinError::Panicked(Box::new(why)))
+            }
         };
         *done.outcome.borrow_mut() = Some(outcome);
         if let Some(joiner) = done.joiner.take() {
