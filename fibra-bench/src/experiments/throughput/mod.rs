@@ -153,6 +153,7 @@ fn table(
          {REFERENCE}"
     ));
     notes.push(errors_verdict(&measured));
+    notes.extend(rate_verdict(&measured));
     Table {
         title: format!(
             "http-throughput: GET /hello, wrk -t{THREADS} -c{connections} -d{}s --latency \
@@ -198,6 +199,40 @@ fn errors_verdict(measured: &[(&str, Load)]) -> String {
     verdict
 }
 
+/// The issue's bar for requests per second: fibra's best mode at least Go's
+/// net/http and at least 0.9 × tokio with hyper (`None` when fibra or both
+/// peers were not measured).
+fn rate_verdict(measured: &[(&str, Load)]) -> Option<String> {
+    let rate = |name: &str| {
+        measured
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, load)| load.per_sec)
+    };
+    let (best, fibra) = measured
+        .iter()
+        .filter(|(name, _)| name.starts_with("fibra"))
+        .map(|(name, load)| (*name, load.per_sec))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let bars: Vec<(String, f64, f64)> = [("go", 1.0), ("tokio hyper", 0.9)]
+        .into_iter()
+        .filter_map(|(peer, share)| Some((peer.to_string(), rate(peer)?, share)))
+        .collect();
+    if bars.is_empty() {
+        return None;
+    }
+    let met = bars.iter().all(|(_, rate, share)| fibra >= share * rate);
+    let against: Vec<String> = bars
+        .iter()
+        .map(|(peer, rate, _)| format!("{} {peer}", times(fibra / rate)))
+        .collect();
+    Some(format!(
+        "target: requests/s ≥ go's and ≥ 0.9 × tokio hyper's: {} ({best} = {})",
+        if met { "met" } else { "MISSED" },
+        against.join(", ")
+    ))
+}
+
 fn records(variant: &str, results: &[(&str, Outcome<Runs<Load>>)]) -> Vec<Record> {
     record::of_measured(EXPERIMENT.name, variant, results, |load| {
         vec![
@@ -219,6 +254,26 @@ mod tests {
             p99: Duration::from_micros(6_780),
             errors,
         }
+    }
+
+    #[test]
+    fn judges_fibras_best_mode_against_go_and_hyper() {
+        let verdict = |hyper: f64| {
+            rate_verdict(&[
+                (REFERENCE, load(200_000.0, 0)),
+                ("fibra threads", load(150_000.0, 0)),
+                ("tokio hyper", load(hyper, 0)),
+                ("go", load(100_000.0, 0)),
+            ])
+            .unwrap()
+        };
+        assert_eq!(
+            verdict(210_000.0),
+            "target: requests/s ≥ go's and ≥ 0.9 × tokio hyper's: met \
+             (fibra ractors = 2.00× go, 0.95× tokio hyper)"
+        );
+        assert!(verdict(250_000.0).contains(": MISSED (fibra ractors = 2.00× go, 0.80×"));
+        assert_eq!(rate_verdict(&[(REFERENCE, load(1.0, 0))]), None);
     }
 
     #[test]
