@@ -5,6 +5,7 @@
 mod corosensei;
 mod fibra;
 mod may;
+mod tokio;
 
 use super::{Experiment, Section};
 use crate::chart::Chart;
@@ -12,7 +13,7 @@ use crate::ctx::{Ctx, RUNS};
 use crate::measure::{Outcome, Runs, Sizing, Timed, best_of, figure_of, measured};
 use crate::peers::process::{self, RunError};
 use crate::peers::protocol::parse_line;
-use crate::peers::{Compiler, Launcher, Prepared};
+use crate::peers::{Compiler, Launcher, Prepared, java};
 use crate::progress;
 use crate::record::Record;
 use crate::report::{Row, SPREAD_NOTE, Table, eng, short, spread, times, unmeasured_rows};
@@ -129,6 +130,10 @@ fn runtimes() -> Vec<Runtime> {
             name: "corosensei",
             runner: InProcess(|v, n| (v == Variant::Resume).then(|| corosensei::resume_yield(n))),
         },
+        Runtime {
+            name: "tokio",
+            runner: InProcess(|v, n| (v == Variant::Resume).then(|| tokio::resume_yield(n))),
+        },
     ];
     #[cfg(target_arch = "x86_64")]
     {
@@ -197,10 +202,7 @@ fn runtimes() -> Vec<Runtime> {
             name: "java",
             runner: External(Launcher::Java {
                 source: "java/E1.java",
-                flags: &[
-                    "-Djdk.virtualThreadScheduler.parallelism=1",
-                    "-Djdk.virtualThreadScheduler.maxPoolSize=1",
-                ],
+                flags: java::ONE_CARRIER,
             }),
         },
         Runtime {
