@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 type Sp = *mut u8;
 
 /// Which state the switch saves.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Floor {
     /// rbx, rbp, r12–r15 and rsp.
     Gpr,

@@ -6,6 +6,14 @@ use super::{Unavailable, find_program};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The JVM flags that give the virtual-thread scheduler one carrier thread: the
+/// one OS thread that fibra's green threads, tokio's current-thread runtime and
+/// Go with GOMAXPROCS=1 use.
+pub const ONE_CARRIER: &[&str] = &[
+    "-Djdk.virtualThreadScheduler.parallelism=1",
+    "-Djdk.virtualThreadScheduler.maxPoolSize=1",
+];
+
 /// The first `java` of at least version `min`: from `JAVA_HOME`, then `PATH`,
 /// then `/usr/lib/jvm/*`.
 pub fn find(min: u32) -> Result<PathBuf, Unavailable> {

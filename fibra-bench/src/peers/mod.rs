@@ -3,7 +3,7 @@
 //! the report, with the package that provides it.
 
 mod build;
-mod java;
+pub mod java;
 mod launcher;
 pub mod process;
 pub mod protocol;

@@ -1,55 +1,95 @@
-//! The E2 program on fibra, run as `fibra-bench --child e2 <N>` so that `strace`
-//! sees fibra's switches and nothing else of the bench: two fibers each push and
-//! pop one element of a shared array N times, handing control to the other after
-//! each push and pop.
+//! The E2 programs that run inside fibra-bench, as `fibra-bench --child e2
+//! [RUNTIME] <N>` (fibra when RUNTIME is left out), so that `strace` sees one
+//! runtime's switches and nothing else of the bench: fibra's, corosensei's, and
+//! the bare-assembly floors' of E1.
 
-use fibra::{Fiber, Step};
-use std::cell::{OnceCell, RefCell};
-use std::hint::black_box;
-use std::rc::Rc;
+use super::{corosensei, fibra};
+use crate::peers::protocol::count;
 
-/// Parses `<N>`, runs the program, and prints `switches=<int>`.
+/// The runtimes whose E2 program this is, each called by its runtime's name in
+/// the E2 table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Switcher {
+    Fibra,
+    Corosensei,
+    #[cfg(target_arch = "x86_64")]
+    Floor(crate::floor::Floor),
+}
+
+impl Switcher {
+    pub fn all() -> Vec<Switcher> {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+        let mut all = vec![Switcher::Fibra, Switcher::Corosensei];
+        #[cfg(target_arch = "x86_64")]
+        all.extend([
+            Switcher::Floor(crate::floor::Floor::Gpr),
+            Switcher::Floor(crate::floor::Floor::GprControl),
+        ]);
+        all
+    }
+
+    /// Its `RUNTIME` argument, and its name in the table.
+    pub fn name(self) -> &'static str {
+        #[cfg(target_arch = "x86_64")]
+        use crate::floor::Floor;
+        match self {
+            Switcher::Fibra => "fibra",
+            Switcher::Corosensei => "corosensei",
+            #[cfg(target_arch = "x86_64")]
+            Switcher::Floor(Floor::Gpr) => "floor-gpr",
+            #[cfg(target_arch = "x86_64")]
+            Switcher::Floor(Floor::GprControl) => "floor-gpr+cw",
+        }
+    }
+
+    /// Runs the program at size `n`; returns the switches it made.
+    fn push_pop(self, n: u64) -> u64 {
+        match self {
+            Switcher::Fibra => fibra::push_pop(n),
+            Switcher::Corosensei => corosensei::push_pop(n),
+            // The floor's contexts only pass control: they push and pop nothing.
+            // The others' array never grows past one element, so their push and
+            // pop make no system call either, and the counts compare the
+            // switches alone. 2·N switches: a hand-over after each of each
+            // context's N push/pops, main's switch in and the last one out
+            // among them.
+            #[cfg(target_arch = "x86_64")]
+            Switcher::Floor(floor) => {
+                floor.transfer(2 * n);
+                2 * n
+            }
+        }
+    }
+}
+
+/// Parses `[RUNTIME] <N>`, runs the program, and prints `switches=<int>`.
 pub fn main(args: &[String]) -> Result<(), String> {
-    let [n] = args else {
-        return Err("usage: fibra-bench --child e2 <N>".into());
-    };
-    let n: u64 = n.parse().map_err(|e| format!("N = {n:?}: {e}"))?;
-    println!("switches={}", push_pop(n));
+    let (switcher, n) = parse_args(args)?;
+    println!("switches={}", switcher.push_pop(n));
     Ok(())
 }
 
-/// A fiber of the program: takes and returns the number of switches made so far.
-type Worker = Fiber<u64, (), u64>;
-
-/// Runs the program; returns its switches: `resume`'s switch into the first
-/// fiber, 2·N hand-overs, and the first fiber's return.
-fn push_pop(n: u64) -> u64 {
-    let array = Rc::new(RefCell::new(Vec::with_capacity(1)));
-    // As in E1's transfer: each fiber reaches the other through a weak reference,
-    // so that dropping `workers` drops (and unwinds) the one left suspended.
-    let workers = [Rc::new(OnceCell::<Worker>::new()), Rc::new(OnceCell::new())];
-    for (i, cell) in workers.iter().enumerate() {
-        let other = Rc::downgrade(&workers[1 - i]);
-        let array = Rc::clone(&array);
-        let worker = Worker::new(move |y, mut switches| {
-            let other_cell = other.upgrade().expect("`workers` outlives the run");
-            let other = other_cell
-                .get()
-                .expect("both fibers exist before either runs");
-            for i in 0..n {
-                array.borrow_mut().push(i);
-                black_box(array.borrow_mut().pop());
-                switches = y
-                    .transfer(other, switches + 1)
-                    .expect("the other fiber is suspended");
-            }
-            switches + 1
-        });
-        assert!(cell.set(worker).is_ok(), "each cell is set once");
-    }
-    match workers[0].get().expect("set above").resume(1) {
-        Ok(Step::Return(switches)) => switches,
-        other => panic!("the first fiber ends the program, got {other:?}"),
+/// The runtime (fibra when left out) and N (≥ 1) of `[RUNTIME] <N>`.
+fn parse_args(args: &[String]) -> Result<(Switcher, u64), String> {
+    let usage = || {
+        let names: Vec<&str> = Switcher::all().iter().map(|s| s.name()).collect();
+        format!(
+            "usage: fibra-bench --child e2 [{}] <N>   (N >= 1; fibra when left out)",
+            names.join("|")
+        )
+    };
+    let (name, n) = match args {
+        [n] => ("fibra", n),
+        [name, n] => (name.as_str(), n),
+        _ => return Err(usage()),
+    };
+    let switcher = Switcher::all()
+        .into_iter()
+        .find(|s| s.name() == name)
+        .ok_or_else(usage)?;
+    match count(n) {
+        Some(n) if n >= 1 => Ok((switcher, n)),
+        _ => Err(usage()),
     }
 }
 
@@ -57,9 +97,38 @@ fn push_pop(n: u64) -> u64 {
 mod tests {
     use super::*;
 
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
     #[test]
-    fn counts_every_switch() {
-        assert_eq!(push_pop(1), 4);
-        assert_eq!(push_pop(1000), 2002);
+    fn parses_the_runtime_and_n() {
+        assert_eq!(parse_args(&args("1000")), Ok((Switcher::Fibra, 1000)));
+        assert_eq!(parse_args(&args("fibra 7")), Ok((Switcher::Fibra, 7)));
+        assert_eq!(
+            parse_args(&args("corosensei 10")),
+            Ok((Switcher::Corosensei, 10))
+        );
+        for bad in [
+            "",
+            "0",
+            "-1",
+            "1e3",
+            "tokio 10",
+            "corosensei",
+            "10 corosensei",
+            "fibra 1 2",
+        ] {
+            let err = parse_args(&args(bad)).unwrap_err();
+            assert!(err.starts_with("usage: "), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn every_runtime_is_found_by_its_name() {
+        for s in Switcher::all() {
+            assert_eq!(parse_args(&args(&format!("{} 3", s.name()))), Ok((s, 3)));
+            assert!(s.push_pop(3) >= 6, "{}", s.name());
+        }
     }
 }

@@ -8,8 +8,8 @@ use crate::ctx::{Ctx, RUNS};
 use crate::experiments::Section;
 use crate::experiments::rates::{self, Plan, Runner, Runtime};
 use crate::measure::{Outcome, Runs, figure_of};
-use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
+use crate::peers::{Launcher, java};
 use crate::record::{self, Record};
 use crate::report::{SPREAD_NOTE, Table};
 use std::time::Duration;
@@ -67,6 +67,14 @@ fn runtimes() -> Vec<Runtime<[Duration; 3], Times>> {
             name: "go",
             how: "goroutines with GOMAXPROCS=1 (time.Sleep)",
             runner: Runner::External(Launcher::Go { module: "go/e3" }),
+        },
+        Runtime {
+            name: "java",
+            how: "virtual threads on one carrier thread (Thread.sleep), joined",
+            runner: Runner::External(Launcher::Java {
+                source: "java/E3.java",
+                flags: java::ONE_CARRIER,
+            }),
         },
     ]
 }

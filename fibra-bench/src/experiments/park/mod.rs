@@ -19,7 +19,7 @@ use super::{Experiment, Section};
 use crate::chart::Chart;
 use crate::ctx::{Ctx, Level, RUNS};
 use crate::measure::{Outcome, Runs, figure_of, measured};
-use crate::peers::{Launcher, Prepared, Unavailable};
+use crate::peers::{Launcher, Prepared, Unavailable, java};
 use crate::progress;
 use crate::record::{self, Record};
 use crate::report::{Row, SPREAD_NOTE, Table, grouped, percent, short, times, unmeasured_rows};
@@ -121,10 +121,7 @@ fn runtimes() -> Vec<Runtime> {
                   array",
             program: Program::Peer(Launcher::Java {
                 source: "java/Park.java",
-                flags: &[
-                    "-Djdk.virtualThreadScheduler.parallelism=1",
-                    "-Djdk.virtualThreadScheduler.maxPoolSize=1",
-                ],
+                flags: java::ONE_CARRIER,
             }),
         },
         Runtime {

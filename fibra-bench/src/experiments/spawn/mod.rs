@@ -12,8 +12,8 @@ use super::{Experiment, Section};
 use crate::chart::Chart;
 use crate::ctx::{Ctx, RUNS};
 use crate::measure::{Outcome, Runs, Timed};
-use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
+use crate::peers::{Launcher, java};
 use crate::record::Record;
 use crate::report::{SPREAD_NOTE, Table, eng, grouped, short};
 use std::time::Duration;
@@ -54,6 +54,15 @@ fn runtimes() -> Vec<Runtime<u64>> {
             how: "goroutines with GOMAXPROCS=1 (one OS thread, like fibra and tokio here), \
                   each writing its slot of a slice, joined with a sync.WaitGroup",
             runner: Runner::External(Launcher::Go { module: "go/spawn" }),
+        },
+        Runtime {
+            name: "java",
+            how: "virtual threads on one carrier thread, each writing its slot of an array, \
+                  joined in order with Thread.join; like Go's, an untimed round first",
+            runner: Runner::External(Launcher::Java {
+                source: "java/Spawn.java",
+                flags: java::ONE_CARRIER,
+            }),
         },
         Runtime {
             name: "may",

@@ -1,0 +1,3 @@
+module fibra-peers/e2
+
+go 1.21
