@@ -11,9 +11,11 @@
 # installed and which are missing. Safe to re-run: installed packages are
 # left alone.
 #
-# Go and Java are NOT installed here (the bench machines have them); the
-# script only reports whether `go` and a Java >= 21 (needed for virtual
-# threads, peers/java) are found, and where.
+# Go: the bench machines have a recent one (/usr/local/go); where none is
+# found, Debian's golang-go is installed (peers/go asks for Go 1.21; an older
+# Debian Go still builds them or fails with its version named). Java >= 21
+# (virtual threads, peers/java) is not a Debian 12 package: the script says
+# whether one is found, and where; fibra-bench reports Java missing otherwise.
 set -euo pipefail
 
 PACKAGES=(
@@ -25,6 +27,12 @@ PACKAGES=(
     strace               # E2 system-call counts
     wrk apache2-utils    # E4 load drivers (wrk; ab from apache2-utils)
 )
+
+# Prints the path of `go`: on PATH, or where the official tarball puts it.
+find_go() {
+    command -v go || { [[ -x /usr/local/go/bin/go ]] && echo /usr/local/go/bin/go; } || true
+}
+[[ -n $(find_go) ]] || PACKAGES+=(golang-go) # Go peers (E1, E2, E3, E4, spawn, echo, scale)
 
 strict=0
 case "${1:-}" in
@@ -99,12 +107,11 @@ echo "== summary"
 echo "installed (${#installed[@]}): ${installed[*]:-none}"
 echo "missing   (${#missing[@]}): ${missing[*]:-none}"
 
-go_bin=$(command -v go || true)
-[[ -z $go_bin && -x /usr/local/go/bin/go ]] && go_bin=/usr/local/go/bin/go
+go_bin=$(find_go)
 if [[ -n $go_bin ]]; then
     echo "go:        $go_bin ($("$go_bin" version))"
 else
-    echo "go:        NOT FOUND (peers/go needs it; not installed by this script)"
+    echo "go:        NOT FOUND (peers/go needs it; golang-go did not install)"
 fi
 
 java_bin=$(find_java21 || true)
