@@ -127,6 +127,19 @@ fn runtimes() -> Vec<Runtime<Size, Times>> {
             how: "a goroutine per job, GOMAXPROCS = all cores; compress/zlib",
             runner: Runner::Mode(Launcher::Go { module: "go/e3" }, "goroutines"),
         },
+        Runtime {
+            name: "java threads",
+            how: "a platform thread per job (a deflate in native zlib would pin a virtual \
+                  thread to its carrier throughout); java.util.zip.Deflater (C zlib)",
+            // No scheduler flags: they shape virtual threads, and there are none.
+            runner: Runner::Mode(
+                Launcher::Java {
+                    source: "java/E3.java",
+                    flags: &[],
+                },
+                "threads",
+            ),
+        },
     ]
 }
 

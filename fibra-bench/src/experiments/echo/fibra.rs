@@ -1,9 +1,9 @@
 //! The echo on fibra: one `fibra::run`, a green thread per connection on each
 //! side.
 
-use super::{SERVER_BUFFER, Size};
+use super::{Size, client, serve};
 use fibra::net::{TcpListener, TcpStream};
-use std::io::{self, Read, Write};
+use std::io;
 use std::time::{Duration, Instant};
 
 /// Opens `size.connections` connections to an echo server, then times their
@@ -44,30 +44,4 @@ pub fn echo(size: Size) -> io::Result<Duration> {
         }
         Ok(start.elapsed())
     })
-}
-
-/// Writes back what it reads until the client closes.
-fn serve(mut conn: TcpStream) -> io::Result<()> {
-    let mut buf = [0; SERVER_BUFFER];
-    loop {
-        match conn.read(&mut buf)? {
-            0 => return Ok(()),
-            n => conn.write_all(&buf[..n])?,
-        }
-    }
-}
-
-/// Sends a message of `size.bytes` bytes and reads it back, `size.round_trips`
-/// times.
-fn client(mut stream: TcpStream, fill: u8, size: Size) -> io::Result<()> {
-    let message = vec![fill; size.bytes];
-    let mut back = vec![0; size.bytes];
-    for _ in 0..size.round_trips {
-        stream.write_all(&message)?;
-        stream.read_exact(&mut back)?;
-    }
-    if back != message {
-        return Err(io::Error::other("the echo differs from the message"));
-    }
-    Ok(())
 }

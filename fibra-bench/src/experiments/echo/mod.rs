@@ -5,6 +5,7 @@
 //! second. Connections are opened before the clock starts.
 
 mod fibra;
+mod may;
 mod tokio;
 
 use super::rates::{self, Plan, Runner, Runtime};
@@ -16,7 +17,7 @@ use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
 use crate::record::Record;
 use crate::report::{SPREAD_NOTE, Table, eng, grouped, short};
-use std::io;
+use std::io::{self, Read, Write};
 use std::time::Duration;
 
 pub const EXPERIMENT: Experiment = Experiment {
@@ -29,7 +30,8 @@ pub const EXPERIMENT: Experiment = Experiment {
         metrics: &["round_trips_per_s"],
     }],
     run,
-    child: None,
+    // The echo on may, in a process of its own.
+    child: Some(may::main),
 };
 
 /// One run's size.
@@ -77,6 +79,12 @@ fn runtimes() -> Vec<Runtime<Size>> {
             how: "net package, a goroutine per connection on each side, GOMAXPROCS=1",
             runner: Runner::External(Launcher::Go { module: "go/echo" }),
         },
+        Runtime {
+            name: "may",
+            how: "may::net sockets, a may coroutine per connection on each side, one worker \
+                  (set_workers(1)); in a process of its own, as Go",
+            runner: Runner::External(Launcher::Child(EXPERIMENT.name)),
+        },
     ]
 }
 
@@ -86,6 +94,34 @@ fn in_process(size: Size, echo: fn(Size) -> io::Result<Duration>) -> Result<Time
     limits::raise_open_files(2 * size.connections as u64 + 64)?;
     let elapsed = echo(size).map_err(|e| e.to_string())?;
     Ok(Timed::new(size.total(), elapsed))
+}
+
+/// Writes back what it reads until the client closes: a server connection of
+/// the runtimes whose sockets block their green thread (fibra, may) behind
+/// `std::io`'s traits.
+fn serve(mut conn: impl Read + Write) -> io::Result<()> {
+    let mut buf = [0; SERVER_BUFFER];
+    loop {
+        match conn.read(&mut buf)? {
+            0 => return Ok(()),
+            n => conn.write_all(&buf[..n])?,
+        }
+    }
+}
+
+/// Sends a message of `size.bytes` bytes and reads it back, `size.round_trips`
+/// times: a client connection, as [`serve`] a server one.
+fn client(mut stream: impl Read + Write, fill: u8, size: Size) -> io::Result<()> {
+    let message = vec![fill; size.bytes];
+    let mut back = vec![0; size.bytes];
+    for _ in 0..size.round_trips {
+        stream.write_all(&message)?;
+        stream.read_exact(&mut back)?;
+    }
+    if back != message {
+        return Err(io::Error::other("the echo differs from the message"));
+    }
+    Ok(())
 }
 
 fn run(ctx: &Ctx) -> Section {

@@ -2,8 +2,8 @@
 //! "Ractors"): ping sends a number to pong, pong sends it back plus one, N
 //! times; the rate is round trips per second. Against the same exchange
 //! between two OS threads over crossbeam-channel, between two goroutines
-//! over unbuffered Go channels, and between two `may` coroutines over may's
-//! channels.
+//! over unbuffered Go channels, between two `may` coroutines over may's
+//! channels, and between two Ruby Ractors (the issue's own runtime).
 
 mod crossbeam;
 mod fibra;
@@ -56,6 +56,16 @@ fn runtimes() -> Vec<Runtime<u64>> {
                   receiver on the sender's own P, so the pair mostly runs on one OS thread)",
             runner: Runner::External(Launcher::Go {
                 module: "go/pingpong",
+            }),
+        },
+        Runtime {
+            name: "ruby",
+            how: "the main Ractor and one other, Ractor#send both ways and Ractor.receive \
+                  (Ruby 3.1: an OS thread per Ractor)",
+            runner: Runner::External(Launcher::Script {
+                interpreter: "ruby",
+                package: "ruby",
+                script: "ruby/pingpong.rb",
             }),
         },
         Runtime {
