@@ -39,7 +39,8 @@ impl Transport for Client<'_> {
     fn close_write(&mut self) {}
 }
 
-/// Serves the requests in `input` (see [`Client`]) with small limits and a
+/// Serves the requests in `input` (the first byte says how they arrive: see
+/// `fibra-http/fuzz/README.md`) with small limits and a
 /// router that echoes, streams and rejects; returns what the server wrote.
 pub fn serve_bytes(input: &[u8]) -> Vec<u8> {
     let Some((&piece, sent)) = input.split_first() else {
