@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The line of this run; none before [`start`] (in tests, in a child program),
-/// when every call here but [`print`]'s printing does nothing.
+/// when every call here but [`print()`]'s printing does nothing.
 static LINE: OnceLock<ProgressBar> = OnceLock::new();
 
 /// Starts the line for a run of `experiments` experiments.
