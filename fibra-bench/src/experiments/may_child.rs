@@ -6,6 +6,7 @@
 
 use super::wall;
 use crate::worker::panic_message;
+use may::coroutine::JoinHandle;
 use std::panic;
 
 /// Gives may's scheduler `workers` worker threads (read when it starts, at the
@@ -20,4 +21,16 @@ pub fn start(workers: usize) {
         eprintln!("may panicked: {}", wall::explain(message));
         std::process::exit(1);
     }));
+}
+
+/// may's `spawn`, for the bodies of fibra-bench's may children.
+///
+/// may marks its spawn `unsafe`: a coroutine may move between worker threads
+/// (so a thread-local it read may be another thread's) and runs on a small
+/// fixed stack (32 KiB). Every body here touches no thread-local and needs a
+/// few KiB of stack at most (an echo connection's 1 KiB buffer is the
+/// largest); a body that would not must not come through here.
+pub fn spawn<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+    // SAFETY: the bodies given here keep the two conditions above.
+    unsafe { may::coroutine::spawn(body) }
 }

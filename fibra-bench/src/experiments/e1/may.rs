@@ -38,16 +38,11 @@ pub fn main(args: &[String]) -> Result<(), String> {
 /// the time from the first spawn to the second join.
 fn resume_yield(n: u64) -> Result<Duration, String> {
     let spawn = || {
-        // SAFETY: may's spawn is unsafe because a coroutine may move between
-        // worker threads (stale thread-locals) and has a small fixed stack;
-        // this body touches no thread-local and needs a few hundred bytes.
-        unsafe {
-            may::coroutine::spawn(move || {
-                for _ in 0..n {
-                    may::coroutine::yield_now();
-                }
-            })
-        }
+        may_child::spawn(move || {
+            for _ in 0..n {
+                may::coroutine::yield_now();
+            }
+        })
     };
     let start = Instant::now();
     let pair = [spawn(), spawn()];

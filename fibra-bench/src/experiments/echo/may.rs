@@ -16,20 +16,11 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let size = parse_args(args)?;
     limits::raise_open_files(2 * size.connections as u64 + 64)?;
     may_child::start(1);
-    let timed = go(move || echo(size));
+    let timed = may_child::spawn(move || echo(size));
     let elapsed = timed.join().map_err(|_| "the echo coroutine panicked")?;
     let elapsed = elapsed.map_err(|e| e.to_string())?;
     println!("round_trips={} ns={}", size.total(), elapsed.as_nanos());
     Ok(())
-}
-
-/// Spawns a coroutine running `f`.
-fn go<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
-    // SAFETY: may's spawn is unsafe because a coroutine may move between
-    // worker threads (stale thread-locals) and has a small fixed stack (32
-    // KiB); there is one worker, and the bodies here touch no thread-local and
-    // need a few KiB at most (a server connection's 1 KiB buffer).
-    unsafe { may::coroutine::spawn(f) }
 }
 
 /// The size from `<C> <R> <B>`, each at least 1.
@@ -54,11 +45,11 @@ fn echo(size: Size) -> io::Result<Duration> {
     let addr = listener.local_addr()?;
     // Left running when the process exits; the connections' coroutines end
     // when their clients close.
-    let _server: JoinHandle<io::Result<()>> = go(move || {
+    let _server: JoinHandle<io::Result<()>> = may_child::spawn(move || {
         loop {
             let (conn, _) = listener.accept()?;
             conn.set_nodelay(true)?;
-            go(move || serve(conn));
+            may_child::spawn(move || serve(conn));
         }
     });
     let mut streams = Vec::with_capacity(size.connections);
@@ -73,7 +64,7 @@ fn echo(size: Size) -> io::Result<Duration> {
     let clients: Vec<_> = streams
         .into_iter()
         .enumerate()
-        .map(|(i, stream)| go(move || client(stream, i as u8, size)))
+        .map(|(i, stream)| may_child::spawn(move || client(stream, i as u8, size)))
         .collect();
     for client in clients {
         client

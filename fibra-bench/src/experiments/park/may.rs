@@ -4,7 +4,7 @@
 //! spawn panics: the child's panic hook reports how far it got.
 
 use super::child::{Parked, Run};
-use may::coroutine::JoinHandle;
+use crate::experiments::may_child::spawn;
 use may::sync::WaitGroup;
 
 /// Coroutines spawned by a coroutine on the same worker and detached (their
@@ -32,13 +32,4 @@ pub fn coroutines(run: &'static Run) -> Result<Parked, String> {
     spawner
         .join()
         .map_err(|_| "the spawning coroutine panicked".to_string())?
-}
-
-/// may's spawn, for this module's bodies.
-fn spawn<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
-    // SAFETY: may's spawn is unsafe because a coroutine may move between
-    // worker threads (stale thread-locals) and has a small fixed stack. There
-    // is one worker, and this module's bodies touch no thread-local (`Run` is a
-    // static) and need a few kilobytes at most.
-    unsafe { may::coroutine::spawn(body) }
 }

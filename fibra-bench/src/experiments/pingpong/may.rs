@@ -19,31 +19,23 @@ pub fn main(args: &[String]) -> Result<(), String> {
     may_child::start(2);
     let (to_pong, balls) = channel::<u64>();
     let (to_ping, replies) = channel::<u64>();
-    // SAFETY: may's spawn is unsafe because a coroutine may move between
-    // worker threads (stale thread-locals) and has a small fixed stack; these
-    // bodies touch no thread-local and need a few hundred bytes.
-    let pong = unsafe {
-        may::coroutine::spawn(move || {
-            while let Ok(ball) = balls.recv() {
-                if to_ping.send(ball + 1).is_err() {
-                    break;
-                }
+    let pong = may_child::spawn(move || {
+        while let Ok(ball) = balls.recv() {
+            if to_ping.send(ball + 1).is_err() {
+                break;
             }
-        })
-    };
-    // SAFETY: as above.
-    let ping = unsafe {
-        may::coroutine::spawn(move || {
-            play(&to_pong, &replies, n / 10)?;
-            let start = Instant::now();
-            let last = play(&to_pong, &replies, n)?;
-            let elapsed = start.elapsed();
-            if last != n {
-                return Err(format!("the last ball came back as {last}, not {n}"));
-            }
-            Ok(elapsed)
-        })
-    };
+        }
+    });
+    let ping = may_child::spawn(move || {
+        play(&to_pong, &replies, n / 10)?;
+        let start = Instant::now();
+        let last = play(&to_pong, &replies, n)?;
+        let elapsed = start.elapsed();
+        if last != n {
+            return Err(format!("the last ball came back as {last}, not {n}"));
+        }
+        Ok(elapsed)
+    });
     let elapsed: Duration = ping.join().map_err(|_| "ping panicked")??;
     pong.join().map_err(|_| "pong panicked")?;
     println!("round_trips={n} ns={}", elapsed.as_nanos());

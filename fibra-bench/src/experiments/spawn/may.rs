@@ -16,13 +16,10 @@ pub fn main(args: &[String]) -> Result<(), String> {
     };
     let n = count(n).filter(|&n| n >= 1).ok_or(usage)?;
     may_child::start(1);
-    // SAFETY: see `spawn_join`.
-    let timed = unsafe {
-        may::coroutine::spawn(move || {
-            spawn_join(n);
-            spawn_join(n)
-        })
-    };
+    let timed = may_child::spawn(move || {
+        spawn_join(n);
+        spawn_join(n)
+    });
     let elapsed = timed
         .join()
         .map_err(|_| "the spawning coroutine panicked")?;
@@ -34,12 +31,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
 /// and checks the sum; in a coroutine.
 fn spawn_join(n: u64) -> Duration {
     let start = Instant::now();
-    let coroutines: Vec<_> = (0..n)
-        // SAFETY: may's spawn is unsafe because a coroutine may move between
-        // worker threads (stale thread-locals) and has a small fixed stack;
-        // these bodies touch no thread-local and need a few hundred bytes.
-        .map(|i| unsafe { may::coroutine::spawn(move || i) })
-        .collect();
+    let coroutines: Vec<_> = (0..n).map(|i| may_child::spawn(move || i)).collect();
     let sum: u64 = coroutines
         .into_iter()
         .map(|c| c.join().expect("a coroutine that returns a number"))
