@@ -16,6 +16,7 @@ use crate::{Handler, Limits, Request, Response};
 use fibra::runtime::Cancelled;
 use std::cell::Cell;
 use std::io::{self, Read};
+use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -131,10 +132,13 @@ impl<T: Transport> Conn<'_, T> {
         let mut deadline = None;
         loop {
             if self.start < self.end {
-                let mut fields = [httparse::EMPTY_HEADER; Limits::MAX_HEADERS];
-                let mut parsed = httparse::Request::new(&mut fields[..max_headers]);
+                // Left uninitialised: the parser writes the fields it fills,
+                // and zeroing the whole table per request costs more than
+                // parsing a small head.
+                let mut fields = [const { MaybeUninit::uninit() }; Limits::MAX_HEADERS];
+                let mut parsed = httparse::Request::new(&mut []);
                 let data = &self.buf[self.start..self.end];
-                match parsed.parse(data) {
+                match parsed.parse_with_uninit_headers(data, &mut fields[..max_headers]) {
                     Ok(httparse::Status::Complete(len)) => {
                         if len > self.limits.max_head_bytes {
                             return Err(Stop::Reject(431, "the request head is too large"));
@@ -308,7 +312,6 @@ impl<T: Transport> Conn<'_, T> {
         let status = response.status();
         let no_body = forbids_body(status);
         let send_body = !no_body && !head.head_only;
-        let mut scratch = Vec::new();
         let framing = match response.body_bytes() {
             _ if no_body => Framing::None,
             Some(bytes) => Framing::Length(bytes.len()),
@@ -324,7 +327,7 @@ impl<T: Transport> Conn<'_, T> {
                     self.io.send(&bytes).map_err(|_| Stop::Quiet)?;
                 }
             }
-            Content::Stream(reader) if send_body => self.stream(reader, &mut scratch)?,
+            Content::Stream(reader) if send_body => self.stream(reader)?,
             _ => {}
         }
         if self.out.len() >= FLUSH_AT {
@@ -334,12 +337,12 @@ impl<T: Transport> Conn<'_, T> {
     }
 
     /// Sends a streamed body as chunks, gathered `FLUSH_AT` at a time.
-    fn stream(&mut self, mut reader: Box<dyn Read>, scratch: &mut Vec<u8>) -> Result<(), Stop> {
-        scratch.resize(16 << 10, 0);
+    fn stream(&mut self, mut reader: Box<dyn Read>) -> Result<(), Stop> {
+        let mut scratch = vec![0; 16 << 10];
         loop {
             // The status is gone already: a failing reader can only end the
             // connection, which tells the client the body is incomplete.
-            let n = match reader.read(scratch) {
+            let n = match reader.read(&mut scratch) {
                 Ok(n) => n,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => {
