@@ -50,13 +50,6 @@ impl Limit {
     }
 }
 
-fn index(direction: Direction) -> usize {
-    match direction {
-        Direction::Read => 0,
-        Direction::Write => 1,
-    }
-}
-
 impl<S: Source> Registration<S> {
     /// Registers `source` with the reactor of the calling thread's runtime.
     ///
@@ -90,12 +83,12 @@ impl<S: Source> Registration<S> {
                 "cannot set a 0 duration timeout",
             ));
         }
-        self.limits[index(direction)].timeout.set(timeout);
+        self.limits[direction as usize].timeout.set(timeout);
         Ok(())
     }
 
     pub(super) fn timeout(&self, direction: Direction) -> Option<Duration> {
-        self.limits[index(direction)].timeout.get()
+        self.limits[direction as usize].timeout.get()
     }
 
     pub(super) fn source(&self) -> &S {
@@ -122,7 +115,7 @@ impl<S: Source> Registration<S> {
         mut op: impl FnMut(&S) -> io::Result<T>,
     ) -> io::Result<T> {
         let reactor = &self.scheduler.reactor;
-        let limit = &self.limits[index(direction)];
+        let limit = &self.limits[direction as usize];
         // Set at the first wait, so that an operation that need not wait never
         // reads the clock.
         let mut deadline = None;
