@@ -26,10 +26,16 @@ use std::iter::FusedIterator;
 /// ```
 ///
 /// Dropping a generator before it has finished unwinds its fiber, so what the
-/// closure holds is dropped properly. A panic in the closure continues in the
-/// caller of [`next`](Iterator::next); after it the generator yields nothing.
+/// closure holds is dropped properly (under `panic = "abort"` it is leaked
+/// instead: see the [fiber docs](crate::fiber)). A panic in the closure
+/// continues in the caller of [`next`](Iterator::next); after it, and after the
+/// first `None`, the generator yields nothing (it is a [`FusedIterator`]).
 pub struct Generator<T> {
     fiber: Fiber<(), T, ()>,
+    /// Set once `next` has returned `None`: the iterator is fused even when the
+    /// end came from a fiber that the body transferred to, its own fiber still
+    /// suspended in that transfer.
+    done: bool,
 }
 
 impl<T> Generator<T> {
@@ -45,6 +51,7 @@ impl<T> Generator<T> {
     {
         Generator {
             fiber: Fiber::new(move |out, ()| body(out)),
+            done: false,
         }
     }
 
@@ -56,6 +63,7 @@ impl<T> Generator<T> {
     {
         Ok(Generator {
             fiber: builder.build(move |out, ()| body(out))?,
+            done: false,
         })
     }
 }
@@ -64,8 +72,16 @@ impl<T> Iterator for Generator<T> {
     type Item = T;
 
     fn next(&mut self) -> Option<T> {
+        if self.done {
+            return None;
+        }
+        // A panic in the body ends the iteration too: the flag is set first.
+        self.done = true;
         match self.fiber.resume(()) {
-            Ok(Step::Yield(item)) => Some(item),
+            Ok(Step::Yield(item)) => {
+                self.done = false;
+                Some(item)
+            }
             Ok(Step::Return(())) | Err(_) => None,
         }
     }

@@ -7,7 +7,8 @@
 //!   registers that cannot be declared clobbered) is stored on its own stack,
 //!   just below that pointer.
 //! - `switch_call`, `switch_return`, `switch_jump`: save the running context and
-//!   resume another one, carrying one machine word across. A fiber is entered
+//!   resume another one, carrying one pointer across (a pointer, not an
+//!   integer, so that what it points to keeps its provenance: `fiber::message`). A fiber is entered
 //!   with a call and comes back with a return, so the processor's return-address
 //!   predictor follows the switches; a transfer is a jump. None makes a system call
 //!   or touches the signal mask: that is the point of fibra (EXPERIMENTS.md, E2).
@@ -29,7 +30,7 @@ pub(crate) use x86_64::{
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
 compile_error!("fibra supports x86_64 Linux for now: add an arch/<cpu>.rs beside arch/x86_64.rs");
 
-/// The entry function a fresh stack calls on its first switch: it receives the word
+/// The entry function a fresh stack calls on its first switch: it receives the pointer
 /// passed to that switch and the `data` pointer given to `init_stack`, and must never
 /// return (it leaves by switching away for the last time).
-pub(crate) type Entry = unsafe extern "C" fn(message: usize, data: *mut u8) -> !;
+pub(crate) type Entry = unsafe extern "C" fn(message: *mut u8, data: *mut u8) -> !;

@@ -103,9 +103,9 @@ macro_rules! resume_point {
 pub(crate) unsafe fn switch_call(
     link: *mut StackPointer,
     to: StackPointer,
-    message: usize,
-) -> (usize, StackPointer) {
-    let received: usize;
+    message: *mut u8,
+) -> (*mut u8, StackPointer) {
+    let received: *mut u8;
     let suspended: StackPointer;
     // The call pushes the return address below rbx and rbp, which is the layout
     // `switch_return` and the unwind information of `fiber_start` expect at
@@ -144,9 +144,9 @@ pub(crate) unsafe fn switch_call(
 pub(crate) unsafe fn switch_return(
     save: *mut StackPointer,
     link: StackPointer,
-    message: usize,
-) -> usize {
-    let received: usize;
+    message: *mut u8,
+) -> *mut u8 {
+    let received: *mut u8;
     // Pushes rbp, rbx and the resume address (label 2) so that the layout at
     // `*save` is the suspended-context layout; `ret` on the linked stack pops the
     // return address of the pending `switch_call`, which then restores its own
@@ -188,9 +188,9 @@ pub(crate) unsafe fn switch_return(
 pub(crate) unsafe fn switch_jump(
     save: *mut StackPointer,
     to: StackPointer,
-    message: usize,
-) -> usize {
-    let received: usize;
+    message: *mut u8,
+) -> *mut u8 {
+    let received: *mut u8;
     // Pushes rbp, rbx and the resume address so that this context is suspended
     // in the usual layout; the resume point of `to` stores this stack pointer at
     // `save` (rsi) and takes `to` (rdx) as its stack.
@@ -278,7 +278,8 @@ pub(crate) fn valgrind_request(default: usize, args: &[usize; 6]) -> usize {
     let answer: usize;
     // The sequence leaves every register as it found it (rdi rotates by a full
     // 2 × 64 bits, `xchg rbx, rbx` swaps rbx with itself) except rdx, which is
-    // declared.
+    // declared, and the flags: `rol` writes CF and leaves OF undefined, so the
+    // block does not claim `preserves_flags` (valgrind.h declares "cc" too).
     // SAFETY: valgrind, when present, reads `args` (valid for the call) and
     // writes only rdx.
     unsafe {
@@ -291,7 +292,7 @@ pub(crate) fn valgrind_request(default: usize, args: &[usize; 6]) -> usize {
             in("rax") args.as_ptr(),
             inout("rdx") default => answer,
             in("rdi") 0usize,
-            options(nostack, preserves_flags),
+            options(nostack),
         );
     }
     answer

@@ -10,13 +10,11 @@
 //! [`Fiber<I, Y, R>`]: super::Fiber
 //! [`Yielder<I, Y, R>`]: super::Yielder
 
-use super::message::{self, ForcedUnwind, Inbound, Outbound};
+use super::message::{self, Carrier, ForcedUnwind, Inbound, Outbound, PanicSlot};
 use super::{Status, Yielder};
 use crate::arch::{self, StackPointer};
 use crate::stack::Stack;
-use std::any::Any;
 use std::cell::Cell;
-use std::io;
 use std::mem::{self, ManuallyDrop};
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
@@ -30,26 +28,57 @@ pub(super) struct Header {
     parent: Cell<StackPointer>,
     /// While the fiber is suspended: its own stack pointer.
     own: Cell<StackPointer>,
-    state: Cell<Status>,
+    state: Cell<State>,
 }
 
-thread_local! {
-    /// The payload of the panic that just ended a fiber of this thread, between
-    /// the fiber's last switch and its resumer taking it. It is not kept in the
-    /// fiber's header because after a transfer the resumer may not know which
-    /// fiber ended.
-    static PANIC_IN_FLIGHT: Cell<Option<Box<dyn Any + Send>>> = const { Cell::new(None) };
+/// Where a fiber is in its life: [`Status`] with the distinctions that the
+/// fiber's own code needs (the table in the [module docs](super) gives every
+/// operation's outcome in each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum State {
+    /// Made, never run.
+    Created,
+    /// Suspended in `suspend`: continued by a `resume`.
+    Yielded,
+    /// Suspended in `transfer`: continued by a `transfer`.
+    Transferred,
+    /// Running, or waiting on a fiber it resumed.
+    Running,
+    /// Running while it is being dropped: it unwinds, and may neither suspend nor
+    /// transfer.
+    Unwinding,
+    /// Returned, panicked or unwound.
+    Dead,
 }
 
-/// The payload of the panic that a fiber just reported with `Outbound::Panicked`.
-pub(super) fn take_panic() -> Box<dyn Any + Send> {
-    PANIC_IN_FLIGHT
-        .take()
-        .expect("a fiber that reports a panic has stored its payload")
+impl State {
+    pub(super) fn status(self) -> Status {
+        match self {
+            State::Created => Status::Created,
+            State::Yielded => Status::Suspended,
+            State::Transferred => Status::Transferred,
+            State::Running | State::Unwinding => Status::Running,
+            State::Dead => Status::Dead,
+        }
+    }
 }
 
 /// Room kept below the closure for the entry function's own frames.
 const ENTRY_FRAME_ROOM: usize = 4096;
+
+/// The largest closure kept on the fiber's own stack; a larger one is boxed.
+///
+/// Calling a `FnOnce` closure moves it into the call, and an unoptimised build
+/// makes a copy or two of it on the way (into `catch_unwind`, into the call), so
+/// a closure kept on the stack costs a few times its size there: a 80 KiB
+/// capture overflowed a 256 KiB stack in a debug build. A boxed
+/// `dyn FnOnce` is called in place, through its pointer, with no copy. Small
+/// closures — a green thread's is a boxed closure already, 16 bytes — stay on
+/// the stack and cost no allocation.
+const INLINE_CLOSURE_MAX: usize = 1024;
+
+/// A fiber's body once it is boxed (see [`INLINE_CLOSURE_MAX`]).
+type BoxedBody<'a, I, Y, R> = Box<dyn FnOnce(&Yielder<I, Y, R>, I) -> R + 'a>;
 
 fn align_down(addr: usize, align: usize) -> usize {
     addr & !(align - 1)
@@ -68,33 +97,35 @@ fn closure_below<F>(header: *mut Header) -> *mut F {
     ) as *mut F
 }
 
-/// Writes the header and `body` at the top of `stack` and prepares the stack so
-/// that the first `enter` runs `body`. Returns the header and the stack pointer
-/// of the fresh context.
-pub(super) fn prepare<F, I, Y, R>(
-    stack: &Stack,
-    body: F,
-) -> io::Result<(NonNull<Header>, StackPointer)>
+/// Writes the header and `body` (or, if it is large, a box of it) at the top of
+/// `stack` and prepares the stack so that the first `enter` runs `body`. Returns
+/// the header and the stack pointer of the fresh context.
+pub(super) fn prepare<F, I, Y, R>(stack: &Stack, body: F) -> (NonNull<Header>, StackPointer)
 where
     F: FnOnce(&Yielder<I, Y, R>, I) -> R + 'static,
 {
+    if mem::size_of::<F>() > INLINE_CLOSURE_MAX || mem::align_of::<F>() > 16 {
+        place::<BoxedBody<'static, I, Y, R>, I, Y, R>(stack, Box::new(body))
+    } else {
+        place::<F, I, Y, R>(stack, body)
+    }
+}
+
+/// [`prepare`] for a closure small enough to live on the stack.
+fn place<F, I, Y, R>(stack: &Stack, body: F) -> (NonNull<Header>, StackPointer)
+where
+    F: FnOnce(&Yielder<I, Y, R>, I) -> R,
+{
+    debug_assert!(mem::size_of::<F>() <= INLINE_CLOSURE_MAX && mem::align_of::<F>() <= 16);
     let header = header_below(stack.top());
     let closure = closure_below::<F>(header);
-    let used = stack.top() as usize - closure as usize + ENTRY_FRAME_ROOM;
-    if used > stack.size() / 2 {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "fibra: the fiber's closure takes {} bytes, too many for a {}-byte stack; \
-                 box what it captures or choose a larger stack",
-                mem::size_of::<F>(),
-                stack.size()
-            ),
-        ));
-    }
+    // The header (a few words), the closure (at most `INLINE_CLOSURE_MAX`) and
+    // the entry room fit in `MIN_STACK_SIZE` many times over.
+    debug_assert!(stack.top() as usize - closure as usize + ENTRY_FRAME_ROOM <= stack.size());
     // `header_below` and `closure_below` place them inside the stack's usable
-    // memory, aligned and not overlapping (checked just above to leave room below
-    // them); `init_stack` gets a 16-byte-aligned top with the entry room below it.
+    // memory, aligned (`prepare` boxes a closure aligned to more than 16) and not
+    // overlapping;
+    // `init_stack` gets a 16-byte-aligned top with the entry room below it.
     // SAFETY: the stack is fresh from the pool, so nothing else uses that memory.
     unsafe {
         closure.write(body);
@@ -103,18 +134,18 @@ where
         header.write(Header {
             parent: Cell::new(ptr::null_mut()),
             own: Cell::new(sp),
-            state: Cell::new(Status::Created),
+            state: Cell::new(State::Created),
         });
-        Ok((NonNull::new_unchecked(header), sp))
+        (NonNull::new_unchecked(header), sp)
     }
 }
 
 /// The first frame on a fiber's stack (called by the bootstrap frame of
 /// `arch::init_stack`): runs the closure and sends back what it returned or the
 /// panic it raised, then leaves for good.
-unsafe extern "C" fn entry<F, I, Y, R>(word: usize, data: *mut u8) -> !
+unsafe extern "C" fn entry<F, I, Y, R>(carrier: Carrier, data: *mut u8) -> !
 where
-    F: FnOnce(&Yielder<I, Y, R>, I) -> R + 'static,
+    F: FnOnce(&Yielder<I, Y, R>, I) -> R,
 {
     // SAFETY: `prepare` passed the header as `data` and wrote the closure at
     // `closure_below`; this is the first and only time it is read. The first
@@ -124,26 +155,31 @@ where
         (
             &*header,
             closure_below::<F>(header).read(),
-            message::receive::<Inbound<I>>(word),
+            message::receive::<Inbound<I>>(carrier),
         )
+    };
+    let ended = |payload: Box<dyn std::any::Any + Send>| {
+        if payload.is::<ForcedUnwind>() {
+            Outbound::Unwound
+        } else {
+            PanicSlot::put(payload);
+            Outbound::Panicked
+        }
     };
     let outcome = match first {
         Inbound::Resume(input) => {
             let yielder = Yielder::new(NonNull::from(header));
             panic::catch_unwind(AssertUnwindSafe(move || body(&yielder, input)))
+                .map_or_else(ended, Outbound::<Y, R>::Return)
         }
         // Dropped before it ever ran: drop the closure, which is all it holds.
-        Inbound::Unwind => panic::catch_unwind(AssertUnwindSafe(move || drop(body)))
-            .and_then(|()| Err(Box::new(ForcedUnwind) as _)),
+        // No unwinding is needed, so this works under `panic = "abort"` too.
+        Inbound::Unwind => match panic::catch_unwind(AssertUnwindSafe(move || drop(body))) {
+            Ok(()) => Outbound::Unwound,
+            Err(payload) => ended(payload),
+        },
     };
-    let outcome = match outcome {
-        Ok(value) => Outbound::<Y, R>::Return(value),
-        Err(payload) => {
-            PANIC_IN_FLIGHT.set(Some(payload));
-            Outbound::Panicked
-        }
-    };
-    header.state.set(Status::Dead);
+    header.state.set(State::Dead);
     let outcome = ManuallyDrop::new(outcome);
     // The parent is the context that entered this fiber (or the one that entered
     // the fiber that transferred here), suspended in `enter` and reading an
@@ -166,7 +202,7 @@ fn unreachable_abort() -> ! {
 }
 
 impl Header {
-    pub(super) fn state(&self) -> Status {
+    pub(super) fn state(&self) -> State {
         self.state.get()
     }
 
@@ -176,20 +212,22 @@ impl Header {
     }
 
     /// Runs this fiber, suspended at `sp`, from the current context until it
-    /// suspends, returns or panics. Returns what came back (from this fiber, or
-    /// from the fiber it transferred to) and the stack pointer at which the fiber
-    /// that came back is now suspended.
+    /// suspends, returns or panics; it runs in state `running` (`Running`, or
+    /// `Unwinding` when it is being dropped). Returns what came back (from this
+    /// fiber, or from the fiber it transferred to) and the stack pointer at which
+    /// the fiber that came back is now suspended.
     ///
     /// # Safety
     ///
-    /// The fiber must be `Created` or `Suspended` at `sp`, and `I`, `Y`, `R` must
-    /// be the types it was prepared with.
+    /// The fiber must be `Created`, `Yielded` or `Transferred` at `sp`, and `I`,
+    /// `Y`, `R` must be the types it was prepared with.
     pub(super) unsafe fn enter<I, Y, R>(
         &self,
         sp: StackPointer,
         message: Inbound<I>,
+        running: State,
     ) -> (Outbound<Y, R>, StackPointer) {
-        self.state.set(Status::Running);
+        self.state.set(running);
         let message = ManuallyDrop::new(message);
         // SAFETY: the fiber is suspended at `sp`; the resumer's stack pointer is
         // saved in `parent`, where the fiber's `leave` (or the final switch of
@@ -202,14 +240,14 @@ impl Header {
     }
 
     /// Suspends the running fiber (whose header this is) and returns to its
-    /// resumer with `message`; returns what the next `enter` or `pass` sends.
+    /// resumer with `message`; returns what the next `enter` sends.
     ///
     /// # Safety
     ///
-    /// Must be called on this fiber's own stack while it runs, with the types it
-    /// was prepared with.
+    /// Must be called on this fiber's own stack while it runs (`Running`, not
+    /// `Unwinding`), with the types it was prepared with.
     pub(super) unsafe fn leave<I, Y, R>(&self, message: Outbound<Y, R>) -> Inbound<I> {
-        self.state.set(Status::Suspended);
+        self.state.set(State::Yielded);
         let message = ManuallyDrop::new(message);
         // SAFETY: the fiber runs, so `parent` holds the resumer, suspended in
         // `enter` and reading an `Outbound<Y, R>`; whoever switches back here
@@ -226,16 +264,17 @@ impl Header {
 
     /// Suspends the running fiber (whose header this is) and runs `target` in one
     /// switch; `target` inherits this fiber's resumer. Returns what the next
-    /// `enter` or `pass` into this fiber sends.
+    /// `pass` into this fiber sends (or `Unwind`, from the `enter` of a drop).
     ///
     /// # Safety
     ///
-    /// Must be called on this fiber's own stack while it runs; `target` must be
-    /// another fiber, `Created` or `Suspended`, prepared with the same types.
+    /// Must be called on this fiber's own stack while it runs (`Running`);
+    /// `target` must be another fiber, `Created` or `Transferred`, prepared with
+    /// the same types.
     pub(super) unsafe fn pass<I>(&self, target: &Header, message: Inbound<I>) -> Inbound<I> {
         target.parent.set(self.parent.get());
-        self.state.set(Status::Suspended);
-        target.state.set(Status::Running);
+        self.state.set(State::Transferred);
+        target.state.set(State::Running);
         let message = ManuallyDrop::new(message);
         // SAFETY: `target.own` is a suspended context that reads an `Inbound<I>`
         // (same types); it returns to the resumer this fiber had, which is

@@ -2,8 +2,10 @@
 
 use std::fmt;
 
-/// Why [`Fiber::resume`](super::Fiber::resume) or
-/// [`Yielder::transfer`](super::Yielder::transfer) did not run the fiber.
+/// Why [`Fiber::resume`](super::Fiber::resume),
+/// [`Yielder::transfer`](super::Yielder::transfer) or
+/// [`Fiber::suspend`](super::Fiber::suspend) did not switch. The fiber module's
+/// docs give the outcome of every operation in every state.
 ///
 /// Nothing ran: the value that was to be sent is dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,6 +20,15 @@ pub enum FiberError {
     /// [`Fiber::suspend`](super::Fiber::suspend) was called from outside the
     /// fiber, or from another fiber that it resumed.
     NotInside,
+    /// `resume` of a fiber that is suspended in a transfer: only a transfer
+    /// continues it (Ruby: "attempt to resume a transferring fiber").
+    Transferring,
+    /// `transfer` to a fiber that is suspended in `suspend`: only a `resume`
+    /// continues it (Ruby: "attempt to transfer to a yielding fiber").
+    Yielding,
+    /// `transfer` from a fiber that is being dropped: it must unwind to its end
+    /// before anything else runs on its behalf.
+    Dropping,
 }
 
 impl fmt::Display for FiberError {
@@ -30,6 +41,13 @@ impl fmt::Display for FiberError {
             FiberError::NotInside => {
                 "a fiber can only be suspended from code running on its own stack"
             }
+            FiberError::Transferring => {
+                "cannot resume a fiber suspended in a transfer: transfer to it instead"
+            }
+            FiberError::Yielding => {
+                "cannot transfer to a fiber suspended by suspend: resume it instead"
+            }
+            FiberError::Dropping => "a fiber that is being dropped cannot transfer",
         })
     }
 }

@@ -1,15 +1,39 @@
-//! The messages that cross a switch, and how one travels in a machine word.
+//! The messages that cross a switch, and how one travels in a register.
 //!
-//! A switch carries one register. A message no larger than a word travels in that
-//! register itself, so that resuming a fiber with `()` or a counter touches no
-//! memory for the message. A larger one stays on the sender's stack and the
-//! register carries its address: the sender is suspended while the receiver moves
-//! it out, so it is still there. Either way the message is moved exactly once —
-//! the sender never drops it ([`ManuallyDrop`]) and the receiver takes it.
+//! A switch carries one pointer-sized register, the *carrier*. It holds either
+//!
+//! - a **tag**: a small number (below [`TAGS`]) that names the message's variant,
+//!   when that variant carries nothing but a zero-sized value — resuming a fiber
+//!   with `()`, suspending with `()`, `Unwind`. Such a message touches no memory,
+//!   which keeps the switch of `Fiber<(), (), ()>` at its floor; or
+//! - the **address** of the message, which stays on the sender's stack: the
+//!   sender is suspended while the receiver moves it out, so it is still there.
+//!   No real address is below [`TAGS`] (the first page is never mapped), so the
+//!   two cannot be confused.
+//!
+//! Either way the message is moved exactly once — the sender never drops it
+//! ([`ManuallyDrop`]) and the receiver takes it.
+//!
+//! # Why never the message's bytes
+//!
+//! An earlier version copied any message of up to a word into the register as an
+//! integer. That is undefined behaviour for two reasons that Miri shows: an enum's
+//! unused payload bytes and a struct's padding are uninitialised, and an integer
+//! may not hold uninitialised bytes; and a pointer inside the message (a `Box`, a
+//! reference) comes back from an integer without its provenance. The carrier is
+//! therefore a pointer, made from the message's address (so it keeps the
+//! provenance) or from a tag with no provenance at all, and never from the
+//! message's bytes. `scripts/miri.sh` runs this module's tests under Miri.
 
-use std::mem::{self, ManuallyDrop, MaybeUninit};
+use std::mem::{self, ManuallyDrop};
 use std::panic;
-use std::ptr;
+use std::ptr::{self, NonNull};
+
+/// What a switch carries: a tag or the address of a message (module docs).
+pub(crate) type Carrier = *mut u8;
+
+/// Carriers below this are tags, not addresses.
+const TAGS: usize = 4;
 
 /// What a resumer sends into a fiber.
 pub(super) enum Inbound<I> {
@@ -20,12 +44,114 @@ pub(super) enum Inbound<I> {
 }
 
 /// What a fiber sends back to its resumer. A panic's payload does not travel in
-/// the message (it would make every message two words): it waits in the fiber's
-/// header, and `Panicked` says to collect it.
+/// the message: it waits in [`PanicSlot`], and `Panicked` says to collect it.
 pub(super) enum Outbound<Y, R> {
     Yield(Y),
     Return(R),
     Panicked,
+    /// The fiber was dropped and has finished unwinding (or was dropped before it
+    /// ever ran).
+    Unwound,
+}
+
+/// A message that can travel as a tag when its variant carries a zero-sized value.
+pub(super) trait Message: Sized {
+    /// This value's tag, if its variant carries only a zero-sized value (or
+    /// nothing).
+    fn tag(&self) -> Option<usize>;
+
+    /// The value that [`tag`](Message::tag) returned `tag` for.
+    ///
+    /// # Safety
+    ///
+    /// `tag` must come from `tag()` on a value of this type that its owner gave
+    /// up (never dropped): the zero-sized value it carried is moved here.
+    unsafe fn untag(tag: usize) -> Self;
+}
+
+/// The zero-sized value of a variant that travelled as a tag.
+///
+/// # Safety
+///
+/// `T` must be zero-sized, and a value of it must have been given up by its
+/// owner (moving a zero-sized value copies nothing, so this *is* the move).
+unsafe fn zero_sized<T>() -> T {
+    debug_assert_eq!(mem::size_of::<T>(), 0);
+    // SAFETY: a dangling, aligned pointer is valid for reads of a zero-sized
+    // type; the caller vouches that a value existed and was given up.
+    unsafe { NonNull::<T>::dangling().as_ptr().read() }
+}
+
+impl<I> Message for Inbound<I> {
+    #[inline(always)]
+    fn tag(&self) -> Option<usize> {
+        match self {
+            Inbound::Resume(_) if mem::size_of::<I>() == 0 => Some(0),
+            Inbound::Resume(_) => None,
+            Inbound::Unwind => Some(1),
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn untag(tag: usize) -> Self {
+        match tag {
+            // SAFETY: tag 0 is a `Resume` of a zero-sized `I` (see `tag`).
+            0 => Inbound::Resume(unsafe { zero_sized() }),
+            _ => Inbound::Unwind,
+        }
+    }
+}
+
+impl<Y, R> Message for Outbound<Y, R> {
+    #[inline(always)]
+    fn tag(&self) -> Option<usize> {
+        match self {
+            Outbound::Yield(_) if mem::size_of::<Y>() == 0 => Some(0),
+            Outbound::Return(_) if mem::size_of::<R>() == 0 => Some(1),
+            Outbound::Yield(_) | Outbound::Return(_) => None,
+            Outbound::Panicked => Some(2),
+            Outbound::Unwound => Some(3),
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn untag(tag: usize) -> Self {
+        match tag {
+            // SAFETY: tags 0 and 1 carry a zero-sized `Y` or `R` (see `tag`).
+            0 => Outbound::Yield(unsafe { zero_sized() }),
+            1 => Outbound::Return(unsafe { zero_sized() }),
+            2 => Outbound::Panicked,
+            _ => Outbound::Unwound,
+        }
+    }
+}
+
+/// The carrier for `message`. `message` must stay where it is, untouched, until
+/// the receiver has called [`receive`] on the carrier.
+#[inline(always)]
+pub(super) fn send<T: Message>(message: &ManuallyDrop<T>) -> Carrier {
+    match message.tag() {
+        Some(tag) => ptr::without_provenance_mut(tag),
+        None => ptr::from_ref::<T>(message).cast_mut().cast(),
+    }
+}
+
+/// Takes the message carried by `carrier`.
+///
+/// # Safety
+///
+/// `carrier` must come from [`send`] with the same `T`, be received once, and
+/// (for a message sent by address) its sender must not have resumed yet.
+#[inline(always)]
+pub(super) unsafe fn receive<T: Message>(carrier: Carrier) -> T {
+    if carrier.addr() < TAGS {
+        // SAFETY: a tag made by `send` from a `T` its sender gave up.
+        unsafe { T::untag(carrier.addr()) }
+    } else {
+        // SAFETY: the carrier is the address of a live `T` that nobody else
+        // reads and its owner never drops; it keeps that address's provenance.
+        unsafe { carrier.cast::<T>().read() }
+    }
 }
 
 /// The panic payload that unwinds a suspended fiber being dropped. It is thrown
@@ -37,47 +163,37 @@ pub(super) fn forced_unwind() -> ! {
     panic::resume_unwind(Box::new(ForcedUnwind))
 }
 
-/// Whether a `T` travels in the word itself.
-const fn fits_in_word<T>() -> bool {
-    mem::size_of::<T>() <= mem::size_of::<usize>()
+/// Where the payload of the panic that just ended a fiber waits, between the
+/// fiber's last switch and its resumer taking it. It is not kept in the fiber's
+/// header because after a transfer the resumer may not know which fiber ended.
+///
+/// It is a thread-local without a destructor (a raw pointer, not a `Box`), so it
+/// can be used at any time, during thread-local destruction too: a suspended
+/// fiber kept in another thread-local is dropped then, and must be able to end.
+pub(super) struct PanicSlot;
+
+type Payload = Box<dyn std::any::Any + Send>;
+
+thread_local! {
+    static PANIC_IN_FLIGHT: std::cell::Cell<*mut Payload> = const { std::cell::Cell::new(ptr::null_mut()) };
 }
 
-/// The word that carries `message`. `message` must stay where it is, untouched,
-/// until the receiver has called [`receive`] on the word.
-pub(super) fn send<T>(message: &ManuallyDrop<T>) -> usize {
-    let message: &T = message;
-    if fits_in_word::<T>() {
-        let mut word = MaybeUninit::<usize>::zeroed();
-        // SAFETY: a `T` fits in a word; the bytes are copied, and the value is
-        // owned by the word from now on (the sender never drops its copy).
-        unsafe {
-            ptr::copy_nonoverlapping(
-                (message as *const T).cast::<u8>(),
-                word.as_mut_ptr().cast::<u8>(),
-                mem::size_of::<T>(),
-            )
-        };
-        // SAFETY: zeroed, then partly overwritten: every byte is initialised.
-        unsafe { word.assume_init() }
-    } else {
-        message as *const T as usize
+impl PanicSlot {
+    /// Keeps `payload` for the resumer (called on the ending fiber's stack).
+    pub(super) fn put(payload: Payload) {
+        let old = PANIC_IN_FLIGHT.replace(Box::into_raw(Box::new(payload)));
+        debug_assert!(old.is_null(), "a fiber's panic was never collected");
     }
-}
 
-/// Takes the message carried by `word`.
-///
-/// # Safety
-///
-/// `word` must come from [`send`] with the same `T`, be received once, and (for a
-/// message sent by address) its sender must not have resumed yet.
-pub(super) unsafe fn receive<T>(word: usize) -> T {
-    if fits_in_word::<T>() {
-        // SAFETY: the word holds the bytes of a `T` (see `send`); it may be
-        // under-aligned for `T` on the stack, hence the unaligned read.
-        unsafe { ptr::read_unaligned((&word as *const usize).cast::<T>()) }
-    } else {
-        // SAFETY: the word is the address of a live `T` that nobody else reads.
-        unsafe { ptr::read(word as *const T) }
+    /// The payload that the fiber which just reported `Outbound::Panicked` put.
+    pub(super) fn take() -> Payload {
+        let raw = PANIC_IN_FLIGHT.replace(ptr::null_mut());
+        assert!(
+            !raw.is_null(),
+            "fibra: a fiber that reports a panic stored its payload"
+        );
+        // SAFETY: `put` made it with `Box::into_raw`, and it is taken once.
+        *unsafe { Box::from_raw(raw) }
     }
 }
 
@@ -85,11 +201,11 @@ pub(super) unsafe fn receive<T>(word: usize) -> T {
 mod tests {
     use super::*;
 
-    fn round_trip<T>(value: T) -> T {
+    fn round_trip<T: Message>(value: T) -> T {
         let held = ManuallyDrop::new(value);
-        let word = send(&held);
+        let carrier = send(&held);
         // SAFETY: received once, while `held` is still in place.
-        unsafe { receive::<T>(word) }
+        unsafe { receive::<T>(carrier) }
     }
 
     #[test]
@@ -114,10 +230,49 @@ mod tests {
         assert!(matches!(text, Outbound::Yield(s) if s == "moved, not copied"));
     }
 
+    /// The three messages that Miri found undefined behaviour in when they
+    /// travelled as integers: uninitialised payload bytes (`Unwind` of a `u32`,
+    /// `Yield` of a `u8`) and a pointer that lost its provenance (`Box`).
     #[test]
-    fn unit_messages_fit_in_a_word() {
-        assert!(fits_in_word::<Inbound<()>>());
-        assert!(fits_in_word::<Outbound<(), ()>>());
-        assert!(fits_in_word::<Inbound<u32>>());
+    fn uninitialised_bytes_and_pointers_survive() {
+        assert!(matches!(
+            round_trip(Inbound::<u32>::Unwind),
+            Inbound::Unwind
+        ));
+        assert!(matches!(
+            round_trip(Outbound::<u8, u32>::Yield(1)),
+            Outbound::Yield(1)
+        ));
+        match round_trip(Inbound::<Box<u32>>::Resume(Box::new(5))) {
+            Inbound::Resume(b) => assert_eq!(*b, 5),
+            Inbound::Unwind => panic!("wrong variant"),
+        }
+        let text = String::from("borrowed");
+        match round_trip(Outbound::<&str, (u8, u64)>::Yield(&text)) {
+            Outbound::Yield(s) => assert_eq!(s, "borrowed"),
+            _ => panic!("wrong variant"),
+        }
+        assert!(matches!(
+            round_trip(Outbound::<(u8, u64), ()>::Return(())),
+            Outbound::Return(())
+        ));
+    }
+
+    #[test]
+    fn zero_sized_messages_travel_as_tags() {
+        let unit = ManuallyDrop::new(Inbound::<()>::Resume(()));
+        assert!(send(&unit).addr() < TAGS);
+        let done = ManuallyDrop::new(Outbound::<u64, ()>::Return(()));
+        assert!(send(&done).addr() < TAGS);
+        let unwound = ManuallyDrop::new(Outbound::<u64, u64>::Unwound);
+        assert!(send(&unwound).addr() < TAGS);
+        let sized = ManuallyDrop::new(Inbound::<u8>::Resume(1));
+        assert!(send(&sized).addr() >= TAGS);
+    }
+
+    #[test]
+    fn a_panic_payload_waits_in_the_slot() {
+        PanicSlot::put(Box::new("boom"));
+        assert_eq!(*PanicSlot::take().downcast::<&str>().unwrap(), "boom");
     }
 }

@@ -56,20 +56,80 @@
 //! assert_eq!(ping.resume(0).unwrap(), Step::Return(10));
 //! ```
 //!
+//! # Every operation in every state
+//!
+//! A fiber is in one of the states of [`Status`]; one more, *being dropped*, is
+//! a fiber that `Drop` is unwinding (its `status()` says `Running`). Each
+//! operation has one outcome in each state. "Err" names the [`FiberError`]
+//! returned, after which nothing has run and the value sent is dropped.
+//!
+//! | the target is … | `resume` | `transfer` to it | `drop` (last handle) | `suspend` from inside it |
+//! |---|---|---|---|---|
+//! | `Created` | runs the closure | runs the closure | drops the closure, which never runs | — |
+//! | `Suspended` (in `suspend`) | continues it | Err `Yielding` | unwinds its stack, then frees it | — |
+//! | `Transferred` (in `transfer`) | Err `Transferring` | continues it | unwinds its stack, then frees it | — |
+//! | `Running`, the current fiber | Err `Running` | Err `Running` | cannot happen in safe code; aborts | suspends to its resumer |
+//! | `Running`, waiting on a fiber it resumed | Err `Running` | Err `Running` | cannot happen in safe code; aborts | Err `NotInside` (from the fiber it resumed) |
+//! | being dropped | Err `Running` | Err `Running` | — | unwinds again, or aborts (below) |
+//! | `Dead` | Err `Dead` | Err `Dead` | frees it | — |
+//!
+//! And from inside a fiber that is being dropped, `transfer` to any fiber is
+//! Err `Dropping`: its stack must be unwound to the end before it is reused, and
+//! a fiber that left would leave that unwind unfinished.
+//!
+//! These follow Ruby's `FiberError` where Ruby defines the case: "attempt to
+//! resume a transferring fiber" (`Transferring`), "attempt to transfer to a
+//! yielding fiber" (`Yielding`), "dead fiber called" (`Dead`), "attempt to resume
+//! the current fiber" and "attempt to resume a resumed fiber (double resume)"
+//! (both `Running`). fibra differs in three places, each for a reason:
+//!
+//! - A fiber that was transferred to may `suspend`: it hands its value to the
+//!   `resume` that started the chain (Ruby raises "attempt to yield on a not
+//!   resumed fiber"). The chain has exactly one resumer, so the value has one
+//!   place to go.
+//! - `transfer` to the current fiber is Err `Running` (Ruby returns the value at
+//!   once): a typed fiber would have to send itself an `I` and receive it as
+//!   the same `I`, which is a no-op the caller can write without a switch.
+//! - Dropping a suspended fiber unwinds it (Ruby never runs a garbage fiber's
+//!   `ensure` blocks): in Rust, destructors are how resources come back.
+//!
+//! `tests/fiber_model.rs` checks this table by machine: a reference model of the
+//! state machine, driven by thousands of seeded random operation sequences over
+//! a handful of fibers, against the real fibers.
+//!
 //! # Panics, drops and errors
 //!
 //! - A panic inside a fiber ends it and continues in whoever resumed it: `resume`
 //!   re-raises it with [`std::panic::resume_unwind`]. The fiber is then dead.
-//! - Resuming a dead fiber, or one that is running (the current fiber, or one that
-//!   has resumed the current fiber), returns a [`FiberError`].
 //! - Dropping a suspended fiber unwinds its stack, so the destructors of
-//!   everything on it run, as if the pending `suspend` had panicked (the unwinding
-//!   is silent: no panic message). A fiber that catches that unwind and suspends
-//!   again is unwound again, until it ends: its stack is not reused before. Dropping a running fiber (possible only by dropping
-//!   the last `Rc` of a fiber from inside it) aborts the process with a message:
-//!   its stack is in use and can neither be freed nor unwound.
+//!   everything on it run, as if the pending `suspend` (or `transfer`) had
+//!   panicked; the unwinding is silent (no panic message). Its stack goes back to
+//!   the pool only once the fiber is dead. While it unwinds:
+//!   - it may resume other fibers, which run and come back as usual;
+//!   - `transfer` returns Err `Dropping`;
+//!   - if it catches the unwind and calls `suspend`, that `suspend` unwinds
+//!     again at once, until the fiber ends; if it catches it and returns, it
+//!     ends there;
+//!   - a `suspend` made *during* the unwind (by a destructor) cannot unwind
+//!     again — a panic out of a destructor that runs during unwinding aborts in
+//!     Rust — so fibra aborts the process with a message that says so, as Rust
+//!     does for a destructor that panics during unwinding;
+//!   - a new panic (not the forced unwind) that ends it continues in the code
+//!     that dropped it.
+//! - Dropping a running fiber (possible only by dropping the last `Rc` of a
+//!   fiber from inside it, and no safe code was found that can) aborts the
+//!   process with a message: its stack is in use and can neither be freed nor
+//!   unwound.
 //! - A stack overflow inside a fiber hits a guard page and aborts the process with
 //!   the message "fiber stack overflow", as Rust does for threads.
+//!
+//! # Under `panic = "abort"`
+//!
+//! A suspended fiber cannot be unwound when panics abort. Dropping one then
+//! *leaks* it, as [`std::mem::forget`] would: its stack stays reserved and the
+//! values on it are never dropped, and nothing aborts. A fiber that never ran is
+//! dropped as usual (its closure is dropped), and so is a dead one. A
+//! [`Generator`](crate::Generator) dropped before its end is leaked the same way.
 //!
 //! # Why fibers are neither `Send` nor `Sync`
 //!
@@ -96,12 +156,13 @@ pub use yielder::Yielder;
 
 use crate::arch::StackPointer;
 use crate::stack::Stack;
-use context::Header;
-use message::{ForcedUnwind, Inbound, Outbound};
+use context::{Header, State};
+use message::{Inbound, Outbound, PanicSlot};
 use std::cell::Cell;
 use std::fmt;
 use std::io;
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::panic;
 use std::ptr::NonNull;
 
@@ -138,12 +199,16 @@ impl<Y, R> Step<Y, R> {
 pub enum Status {
     /// Made and not yet resumed (Lua: "suspended").
     Created,
-    /// Suspended in [`Yielder::suspend`] or [`Yielder::transfer`] (Lua: "suspended").
+    /// Suspended in [`Yielder::suspend`]: a [`Fiber::resume`] continues it (Lua:
+    /// "suspended").
     Suspended,
+    /// Suspended in [`Yielder::transfer`]: a transfer to it continues it (Ruby: a
+    /// "transferring" fiber).
+    Transferred,
     /// Running, or suspended while a fiber it resumed runs (Lua: "running" or
     /// "normal").
     Running,
-    /// Returned or panicked (Lua: "dead").
+    /// Returned, panicked or unwound by a drop (Lua: "dead").
     Dead,
 }
 
@@ -159,10 +224,19 @@ pub struct Fiber<I = (), Y = (), R = ()> {
     /// difference is a third of the cost of a switch). Null when this copy is
     /// out of date — after a transfer into the fiber, which then suspends to a
     /// resumer other than this handle's — and the header must be read.
+    ///
+    /// It is only read by `resume`, so only for a `Created` or `Suspended`
+    /// fiber, and for those it is null or current: a fiber reaches `Suspended`
+    /// only by `suspend`, which returns to the `enter` of a `resume`; that
+    /// `resume`'s `run` stores the stack pointer it comes back with when it is
+    /// this fiber's, and a fiber entered any other way was entered by a transfer,
+    /// which nulls this copy (`forget_sp`). A `Transferred` fiber's copy may be
+    /// stale, which is why `resume` refuses it and `transfer` and `drop` read the
+    /// header.
     sp: Cell<StackPointer>,
-    // Dropped after `Drop::drop` has unwound the fiber: the stack goes back to
-    // this thread's pool.
-    stack: Stack,
+    /// Given back to this thread's pool by `Drop` once the fiber is dead, and
+    /// never before (under `panic = "abort"` a suspended fiber's is leaked).
+    stack: ManuallyDrop<Stack>,
     // Invariant in the three types, and neither Send nor Sync (module docs).
     _types: PhantomData<*mut (I, Y, R)>,
 }
@@ -189,32 +263,37 @@ impl<I, Y, R> Fiber<I, Y, R> {
     ///
     /// [`FiberError::Dead`] if it has returned or panicked, [`FiberError::Running`]
     /// if it is running (this is called from inside it, or from a fiber it
-    /// resumed). Nothing is run and `input` is dropped.
+    /// resumed), [`FiberError::Transferring`] if it is suspended in a transfer.
+    /// Nothing is run and `input` is dropped.
     ///
     /// # Panics
     ///
     /// If the fiber panics, the panic continues here, in the resumer.
     pub fn resume(&self, input: I) -> Result<Step<Y, R>, FiberError> {
-        let header = self.header();
-        match header.state() {
-            Status::Created | Status::Suspended => {}
-            Status::Running => return Err(FiberError::Running),
-            Status::Dead => return Err(FiberError::Dead),
+        match self.header().state() {
+            State::Created | State::Yielded => {}
+            State::Transferred => return Err(FiberError::Transferring),
+            State::Running | State::Unwinding => return Err(FiberError::Running),
+            State::Dead => return Err(FiberError::Dead),
         }
-        match self.run(Inbound::Resume(input)) {
+        match self.run(self.saved_sp(), Inbound::Resume(input), State::Running) {
             Outbound::Yield(value) => Ok(Step::Yield(value)),
             Outbound::Return(value) => Ok(Step::Return(value)),
-            Outbound::Panicked => panic::resume_unwind(context::take_panic()),
+            Outbound::Panicked => panic::resume_unwind(PanicSlot::take()),
+            // Only a fiber being dropped unwinds to its end, and nothing can
+            // resume one (or be transferred to from one).
+            Outbound::Unwound => unreachable!("fibra: a resumed fiber came back unwound"),
         }
     }
 
-    /// Enters the fiber, which must be Created or Suspended, and keeps the stack
-    /// pointer it comes back suspended at.
-    fn run(&self, message: Inbound<I>) -> Outbound<Y, R> {
-        // SAFETY: the callers checked that the fiber is Created or Suspended, at
-        // `saved_sp`; it was prepared with these types (this value's own).
-        let (outcome, suspended) =
-            unsafe { self.header().enter::<I, Y, R>(self.saved_sp(), message) };
+    /// Enters the fiber, suspended at `sp` (it must be Created, Suspended or
+    /// Transferred), to run in state `running`, and keeps the stack pointer it
+    /// comes back suspended at.
+    fn run(&self, sp: StackPointer, message: Inbound<I>, running: State) -> Outbound<Y, R> {
+        // SAFETY: the callers checked that the fiber is Created, Yielded or
+        // Transferred, at `sp`; it was prepared with these types (this value's
+        // own).
+        let (outcome, suspended) = unsafe { self.header().enter::<I, Y, R>(sp, message, running) };
         // The stack pointer that came back is this fiber's if it lies on this
         // fiber's stack; otherwise the fiber transferred away and another one
         // came back, and this fiber's is in its header.
@@ -278,7 +357,8 @@ impl<I, Y, R> Fiber<I, Y, R> {
         let marker = 0u8;
         let here = std::hint::black_box(&marker) as *const u8 as usize;
         let top = self.stack.top() as usize;
-        if self.status() != Status::Running || !(top - self.stack.size()..top).contains(&here) {
+        let inside = matches!(self.header().state(), State::Running | State::Unwinding);
+        if !inside || !(top - self.stack.size()..top).contains(&here) {
             return Err(FiberError::NotInside);
         }
         Ok(Yielder::<I, Y, R>::new(self.header).suspend(value))
@@ -286,7 +366,7 @@ impl<I, Y, R> Fiber<I, Y, R> {
 
     /// Where the fiber is in its life.
     pub fn status(&self) -> Status {
-        self.header().state()
+        self.header().state().status()
     }
 
     /// Whether the fiber can still run: it has not returned or panicked (Ruby's
@@ -304,35 +384,49 @@ impl<I, Y, R> Fiber<I, Y, R> {
 
 impl<I, Y, R> Drop for Fiber<I, Y, R> {
     fn drop(&mut self) {
-        let header = self.header();
-        match header.state() {
-            Status::Dead => {}
-            Status::Running => {
+        match self.header().state() {
+            State::Dead => {}
+            State::Running | State::Unwinding => {
                 eprintln!(
                     "fibra: a running fiber was dropped (its last handle was dropped from inside it, \
                      or from a fiber it resumed); its stack is in use, so the process aborts"
                 );
                 std::process::abort();
             }
-            Status::Created | Status::Suspended => loop {
-                match self.run(Inbound::Unwind) {
-                    Outbound::Panicked => {
-                        let payload = context::take_panic();
-                        // A destructor on the fiber's stack panicked, or the body
-                        // caught the unwind and panicked anew: that panic
-                        // continues here.
-                        if !payload.is::<ForcedUnwind>() {
-                            panic::resume_unwind(payload);
-                        }
-                        break;
-                    }
-                    // The body caught the unwind and returned.
-                    Outbound::Return(_) => break,
-                    // The body caught the unwind and suspended again: unwind
-                    // again. Its stack may not be reused before it has ended.
-                    Outbound::Yield(_) => {}
-                }
-            },
+            State::Yielded | State::Transferred if cfg!(panic = "abort") => {
+                // It cannot be unwound: leak it, stack and all (module docs).
+                return;
+            }
+            State::Created | State::Yielded | State::Transferred => self.unwind(),
+        }
+        // SAFETY: the fiber is dead, so nothing runs on the stack or will again;
+        // `stack` is not used after this.
+        unsafe { ManuallyDrop::drop(&mut self.stack) };
+    }
+}
+
+impl<I, Y, R> Fiber<I, Y, R> {
+    /// Unwinds a suspended fiber to its end (see the module docs for what it may
+    /// do meanwhile). Re-raises a panic that ended it, other than the forced
+    /// unwind itself, once it is dead.
+    #[cold]
+    fn unwind(&mut self) {
+        // The header, not the cached `sp`: a Transferred fiber's copy may be stale.
+        let outcome = self.run(self.header_sp(), Inbound::Unwind, State::Unwinding);
+        // A fiber being dropped cannot transfer, and its `suspend` unwinds
+        // without switching, so what came back is its own end.
+        if self.header().state() != State::Dead {
+            eprintln!(
+                "fibra: a dropped fiber came back alive; this is a bug in fibra, so the process aborts"
+            );
+            std::process::abort();
+        }
+        match outcome {
+            // It ended by the forced unwind, or caught it and returned.
+            Outbound::Unwound | Outbound::Return(_) => {}
+            // It caught the unwind and panicked anew: that panic continues here.
+            Outbound::Panicked => panic::resume_unwind(PanicSlot::take()),
+            Outbound::Yield(_) => unreachable!("fibra: a fiber being dropped suspended"),
         }
     }
 }
@@ -385,17 +479,20 @@ impl Builder {
         self
     }
 
-    /// Makes a fiber that will run `body` (see [`Fiber::new`]).
+    /// Makes a fiber that will run `body` (see [`Fiber::new`]). A closure whose
+    /// captures are large (over a KiB) is boxed, so that it never takes room on
+    /// the fiber's stack; a small one is kept on the stack itself.
     ///
     /// # Errors
     ///
-    /// If no stack can be had, or if the closure's captures are too large for the
-    /// stack (more than about half of it).
+    /// If no stack can be had: the size does not fit in the address space
+    /// (`ErrorKind::InvalidInput`, naming the size), or the memory or the
+    /// kernel's map count is exhausted.
     pub fn build<F, I, Y, R>(self, body: F) -> io::Result<Fiber<I, Y, R>>
     where
         F: FnOnce(&Yielder<I, Y, R>, I) -> R + 'static,
     {
-        Fiber::on_stack(Stack::new(self.stack_size)?, body)
+        Ok(Fiber::on_stack(Stack::new(self.stack_size)?, body))
     }
 }
 
@@ -403,20 +500,16 @@ impl<I, Y, R> Fiber<I, Y, R> {
     /// A fiber that will run `body` on `stack`: for a caller that takes the
     /// stack itself, to handle its failure apart (the scheduler reports it to
     /// the green thread that needed it).
-    ///
-    /// # Errors
-    ///
-    /// If the closure's captures are too large for the stack.
-    pub(crate) fn on_stack<F>(stack: Stack, body: F) -> io::Result<Self>
+    pub(crate) fn on_stack<F>(stack: Stack, body: F) -> Self
     where
         F: FnOnce(&Yielder<I, Y, R>, I) -> R + 'static,
     {
-        let (header, sp) = context::prepare(&stack, body)?;
-        Ok(Fiber {
+        let (header, sp) = context::prepare(&stack, body);
+        Fiber {
             header,
             sp: Cell::new(sp),
-            stack,
+            stack: ManuallyDrop::new(stack),
             _types: PhantomData,
-        })
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! The running fiber's side: suspend to the resumer, or transfer to another fiber.
 
-use super::context::Header;
+use super::context::{Header, State};
 use super::message::{Inbound, Outbound, forced_unwind};
-use super::{Fiber, FiberError, Status};
+use super::{Fiber, FiberError};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
@@ -35,11 +35,20 @@ impl<I, Y, R> Yielder<I, Y, R> {
     /// `resume` — Ruby's `Fiber.yield`, Lua's `coroutine.yield`.
     ///
     /// If the fiber is dropped while suspended here, this call unwinds instead of
-    /// returning, so that the destructors of the fiber's stack run.
+    /// returning, so that the destructors of the fiber's stack run. Called while
+    /// the fiber is being dropped, it does not suspend: it unwinds again at once,
+    /// or, from a destructor running during that unwind, aborts the process
+    /// (see the [module docs](super), "Panics, drops and errors").
     pub fn suspend(&self, value: Y) -> I {
+        let header = self.header();
+        if header.state() == State::Unwinding {
+            drop(value);
+            suspended_while_dropped();
+        }
         // SAFETY: we are on this fiber's stack while it runs (a yielder never
-        // leaves its fiber), and the types are the fiber's own.
-        match unsafe { self.header().leave::<I, Y, R>(Outbound::Yield(value)) } {
+        // leaves its fiber), it is not being dropped, and the types are the
+        // fiber's own.
+        match unsafe { header.leave::<I, Y, R>(Outbound::Yield(value)) } {
             Inbound::Resume(input) => input,
             Inbound::Unwind => forced_unwind(),
         }
@@ -54,22 +63,45 @@ impl<I, Y, R> Yielder<I, Y, R> {
     /// # Errors
     ///
     /// [`FiberError::Running`] if `to` is this fiber or one waiting on it,
-    /// [`FiberError::Dead`] if `to` has finished. Nothing switches.
+    /// [`FiberError::Yielding`] if `to` is suspended in `suspend` (resume it
+    /// instead), [`FiberError::Dead`] if `to` has finished,
+    /// [`FiberError::Dropping`] if this fiber is being dropped. Nothing switches.
     pub fn transfer(&self, to: &Fiber<I, Y, R>, value: I) -> Result<I, FiberError> {
         let header = self.header();
+        if header.state() == State::Unwinding {
+            return Err(FiberError::Dropping);
+        }
         let target = to.header();
         match target.state() {
-            Status::Created | Status::Suspended => {}
-            Status::Running => return Err(FiberError::Running),
-            Status::Dead => return Err(FiberError::Dead),
+            State::Created | State::Transferred => {}
+            State::Yielded => return Err(FiberError::Yielding),
+            State::Running | State::Unwinding => return Err(FiberError::Running),
+            State::Dead => return Err(FiberError::Dead),
         }
         to.forget_sp();
-        // SAFETY: we are on this fiber's stack while it runs; `target` is another
-        // fiber (this one is Running, `target` is not), Created or Suspended, of
-        // the same types.
+        // SAFETY: we are on this fiber's stack while it runs (Running: not being
+        // dropped); `target` is another fiber (this one is Running, `target` is
+        // not), Created or Transferred, of the same types.
         match unsafe { header.pass::<I>(target, Inbound::Resume(value)) } {
             Inbound::Resume(input) => Ok(input),
             Inbound::Unwind => forced_unwind(),
         }
     }
+}
+
+/// What `suspend` does in a fiber that is being dropped: it cannot give control
+/// back (the dropper waits for the fiber's end), so it unwinds again at once.
+/// Unless this thread is already unwinding — then the caller is most likely a
+/// destructor run by the forced unwind, and a panic out of it would make Rust
+/// abort with a message that does not say why: say why, and abort.
+#[cold]
+fn suspended_while_dropped() -> ! {
+    if std::thread::panicking() {
+        eprintln!(
+            "fibra: a fiber suspended while it was being dropped and unwound (a destructor \
+             called suspend); it can neither suspend nor unwind again, so the process aborts"
+        );
+        std::process::abort();
+    }
+    forced_unwind()
 }

@@ -377,8 +377,7 @@ impl Scheduler {
                     let body = std::mem::replace(body, Box::new(|_| {}));
                     match Stack::new(self.stack_size) {
                         Ok(stack) => {
-                            let fiber = Fiber::on_stack(stack, move |_, ()| body(Ok(())))
-                                .expect("fibra: a boxed closure fits on any stack");
+                            let fiber = Fiber::on_stack(stack, move |_, ()| body(Ok(())));
                             let fiber = Rc::new(fiber);
                             entry.code = Code::Started(fiber.clone());
                             fiber

@@ -3,7 +3,7 @@
 //! space until its stacks are used, and memory only for the pages fibers touch.
 
 use super::advice::{self, MADV_GUARD_INSTALL};
-use super::{overflow, page_size, valgrind};
+use super::{overflow, page_size, too_large, valgrind};
 use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,9 +33,16 @@ pub(super) struct Chunk {
 
 impl Chunk {
     /// Reserves address space for `slots` stacks of `size` usable bytes each.
+    ///
+    /// # Errors
+    ///
+    /// [`too_large`] if the chunk's size overflows; the kernel's error if it
+    /// refuses the reservation.
     pub(super) fn reserve(size: usize, slots: usize) -> io::Result<Chunk> {
-        let slot = size + page_size();
-        let len = slot * slots;
+        let slot = size
+            .checked_add(page_size())
+            .ok_or_else(|| too_large(size))?;
+        let len = slot.checked_mul(slots).ok_or_else(|| too_large(size))?;
         // MAP_NORESERVE: the stacks are address space, not committed memory.
         // MAP_STACK: no transparent huge pages, so a parked fiber holds 4 KiB
         // pages, not 2 MiB.

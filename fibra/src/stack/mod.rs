@@ -47,8 +47,14 @@ pub(crate) struct Stack {
 
 impl Stack {
     /// Takes a stack of at least `size` usable bytes from this thread's pool.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput`, naming the size, if a stack that large (with its guard
+    /// page, in a chunk of stacks) does not fit in the address space; the
+    /// kernel's error if it refuses the memory.
     pub(crate) fn new(size: usize) -> io::Result<Stack> {
-        let size = round_to_pages(size.max(MIN_STACK_SIZE));
+        let size = round_to_pages(size.max(MIN_STACK_SIZE)).ok_or_else(|| too_large(size))?;
         let top = pool::take(size)?;
         Ok(Stack { top, size })
     }
@@ -78,9 +84,19 @@ pub(crate) fn page_size() -> usize {
     *PAGE.get_or_init(|| unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize)
 }
 
-fn round_to_pages(size: usize) -> usize {
-    let page = page_size();
-    size.div_ceil(page) * page
+/// `size` rounded up to whole pages, if that fits in a `usize`.
+fn round_to_pages(size: usize) -> Option<usize> {
+    size.checked_next_multiple_of(page_size())
+}
+
+/// The error for a stack size whose arithmetic overflows (rounding, the guard
+/// page, a chunk of such stacks): every size is computed with checked
+/// arithmetic, and one that does not fit is this error, never a wrapped value.
+pub(crate) fn too_large(size: usize) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("fibra: a fiber stack of {size} bytes does not fit in the address space"),
+    )
 }
 
 #[cfg(test)]
@@ -105,6 +121,21 @@ mod tests {
             bottom.write_bytes(0xa5, s.size());
             assert_eq!(bottom.read(), 0xa5);
             assert_eq!(s.top().sub(1).read(), 0xa5);
+        }
+    }
+
+    #[test]
+    fn sizes_that_overflow_are_errors_not_wild_stacks() {
+        for size in [
+            usize::MAX,
+            usize::MAX - page_size(),
+            1 << 63,
+            1 << 62,
+            1 << 60,
+        ] {
+            let err = Stack::new(size).err().expect("no stack of that size");
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{size}: {err}");
+            assert!(err.to_string().contains("does not fit"), "{err}");
         }
     }
 

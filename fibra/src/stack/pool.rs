@@ -36,8 +36,18 @@ thread_local! {
 }
 
 /// Takes a stack of exactly `size` usable bytes (a multiple of the page size).
+///
+/// # Errors
+///
+/// As [`Stack::new`](super::Stack::new); and during thread exit, once the pool
+/// has been destroyed, an error that says so.
 pub(super) fn take(size: usize) -> io::Result<NonNull<u8>> {
-    POOL.with(|pool| pool.borrow_mut().take(size))
+    POOL.try_with(|pool| pool.borrow_mut().take(size))
+        .unwrap_or_else(|_| {
+            Err(io::Error::other(
+                "fibra: no fiber can be made while its OS thread exits (the stack pool is gone)",
+            ))
+        })
 }
 
 /// Gives back a stack that [`take`] returned on this thread.
@@ -140,7 +150,10 @@ impl SizeClass {
         if let Some(top) = self.chunks.last_mut().and_then(Chunk::carve) {
             return top;
         }
-        let slot_bytes = self.size + page_size();
+        let slot_bytes = self
+            .size
+            .checked_add(page_size())
+            .ok_or_else(|| super::too_large(self.size))?;
         let slots = match self.chunks.len() {
             0 => FIRST_CHUNK_SLOTS,
             n => (FIRST_CHUNK_SLOTS << n.min(20)).min((MAX_CHUNK_BYTES / slot_bytes).max(1)),
