@@ -13,7 +13,17 @@ use std::time::{Duration, Instant};
 ///
 /// Outside a green thread.
 pub fn sleep(duration: Duration) {
-    sleep_until(Instant::now() + duration);
+    sleep_until(deadline_after(Instant::now(), duration));
+}
+
+/// The longest wait fibra measures: about 136 years. A longer one (up to
+/// `Duration::MAX`) is clamped to it, as `std`'s `thread::sleep` and
+/// `recv_timeout` accept any duration, instead of overflowing `Instant`.
+const FOREVER: Duration = Duration::from_secs(u32::MAX as u64);
+
+/// `timeout` after `now`, clamped to [`FOREVER`] where `Instant` cannot hold it.
+pub(crate) fn deadline_after(now: Instant, timeout: Duration) -> Instant {
+    now.checked_add(timeout).unwrap_or_else(|| now + FOREVER)
 }
 
 /// Parks the calling green thread until `deadline` has passed.
@@ -72,7 +82,7 @@ where
     F: FnOnce() -> T + 'static,
     T: 'static,
 {
-    let deadline = Instant::now() + limit;
+    let deadline = deadline_after(Instant::now(), limit);
     let work = runtime::spawn(f);
     // If the caller unwinds while it waits (it is cancelled itself), the work is
     // cancelled with it rather than left running.

@@ -6,6 +6,7 @@
 use crate::runtime::reactor::{Direction, IoKey};
 use crate::runtime::scheduler::{self, Scheduler};
 use crate::runtime::task::TaskId;
+use crate::time::deadline_after;
 use mio::event::Source;
 use std::cell::Cell;
 use std::io;
@@ -131,7 +132,7 @@ impl<S: Source> Registration<S> {
             let task = self.scheduler.running();
             if let Some(timeout) = limit.timeout.get() {
                 let now = Instant::now();
-                let deadline = *deadline.get_or_insert(now + timeout);
+                let deadline = *deadline.get_or_insert(deadline_after(now, timeout));
                 if now >= deadline {
                     return Err(io::Error::new(
                         io::ErrorKind::TimedOut,

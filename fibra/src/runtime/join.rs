@@ -116,10 +116,25 @@ impl<T> JoinHandle<T> {
     /// Cancels the thread (Ruby's `Thread#kill`): the next time it blocks, or at
     /// once if it is blocked now, it unwinds — its destructors run — and
     /// [`join`](JoinHandle::join) returns a cancelled [`JoinError`]. A thread that
-    /// never blocks again runs to its end. A finished thread is unaffected.
+    /// never blocks again runs to its end. A finished thread is unaffected, and
+    /// so is one cancelled before: a thread is told once, and the destructors
+    /// that run during its unwind may block (sleep, lock, receive, join) and
+    /// complete.
+    ///
+    /// Under `panic = "abort"` nothing can unwind: the thread is abandoned — it
+    /// never runs again, its stack is leaked and its destructors do not run —
+    /// and `join` returns the same cancelled `JoinError`.
     pub fn cancel(&self) {
-        if !self.is_finished() {
-            scheduler::current().cancel(self.task);
+        if self.is_finished() {
+            return;
+        }
+        let scheduler = scheduler::current();
+        if scheduler.cancel(self.task) {
+            // Abandoned: it will never say it finished, so say it here.
+            *self.slot.outcome.borrow_mut() = Some(Err(JoinError::Cancelled));
+            if let Some(joiner) = self.slot.joiner.take() {
+                scheduler.wake(joiner);
+            }
         }
     }
 }

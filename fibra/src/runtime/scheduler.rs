@@ -9,11 +9,18 @@
 //!
 //! Cancelling a thread (a timed-out `timeout`, `JoinHandle::cancel`, the end of
 //! the runtime) marks it and wakes it; its next park, or the one it is in,
-//! unwinds its stack with a [`Cancelled`] panic, so its destructors run.
+//! unwinds its stack with a [`Cancelled`] panic, so its destructors run. That
+//! happens once ([`Cancel`]): the parks made by those destructors are ordinary
+//! parks, and complete.
+//!
+//! Under `panic = "abort"` nothing can unwind, so a cancelled thread is
+//! *abandoned* instead: it never runs again, and its stack and everything on it
+//! are leaked (no destructor runs), as [`std::mem::forget`] would. Its
+//! [`JoinHandle::join`](super::JoinHandle::join) returns `Cancelled` all the same.
 
 use super::reactor::Reactor;
 use super::remote::{Remote, Unparker};
-use super::task::{Body, Code, State, Task, TaskId};
+use super::task::{Body, Cancel, Code, State, Task, TaskId};
 use super::timers::Timers;
 use crate::Fiber;
 use crate::fiber::Step;
@@ -136,7 +143,7 @@ impl Scheduler {
             code: Code::Unstarted(body),
             state: State::Runnable,
             notified: false,
-            cancelled: false,
+            cancel: Cancel::No,
         });
         let id = TaskId { index, serial };
         self.queue.borrow_mut().push_back(id);
@@ -177,6 +184,8 @@ impl Scheduler {
             return;
         };
         match entry.state {
+            // An abandoned thread (`panic = "abort"`) never runs again.
+            _ if cfg!(panic = "abort") && entry.cancel != Cancel::No => {}
             State::Parked => {
                 entry.state = State::Runnable;
                 self.queue.borrow_mut().push_back(task);
@@ -207,9 +216,9 @@ impl Scheduler {
         let fiber = {
             let mut tasks = self.tasks.borrow_mut();
             let entry = &mut tasks[task.index];
-            if entry.cancelled {
+            if entry.cancel == Cancel::Requested && !cfg!(panic = "abort") {
                 drop(tasks);
-                panic::resume_unwind(Box::new(Cancelled));
+                self.deliver_cancel(task);
             }
             if state == State::Parked && std::mem::take(&mut entry.notified) {
                 return;
@@ -228,9 +237,15 @@ impl Scheduler {
             );
         }
         drop(fiber);
-        if self.tasks.borrow()[task.index].cancelled {
-            panic::resume_unwind(Box::new(Cancelled));
+        if self.tasks.borrow()[task.index].cancel == Cancel::Requested {
+            self.deliver_cancel(task);
         }
+    }
+
+    /// Starts the running thread's `Cancelled` unwind (once: see [`Cancel`]).
+    fn deliver_cancel(&self, task: TaskId) -> ! {
+        self.tasks.borrow_mut()[task.index].cancel = Cancel::Delivered;
+        panic::resume_unwind(Box::new(Cancelled));
     }
 
     /// Parks the running green thread until `deadline`.
@@ -247,18 +262,33 @@ impl Scheduler {
         self.timers.borrow_mut().insert(deadline, task);
     }
 
-    /// Cancels `task`: it unwinds the next time it runs. A finished task is
-    /// ignored.
-    pub(crate) fn cancel(&self, task: TaskId) {
-        if let Some(entry) = self
-            .tasks
-            .borrow_mut()
+    /// Cancels `task`: it unwinds the next time it runs (under `panic =
+    /// "abort"`, it is abandoned: see the module docs). A finished task, or one
+    /// cancelled before, is ignored. Returns whether the task is gone now (only
+    /// an abandoned one is; one that unwinds goes when it has).
+    pub(crate) fn cancel(&self, task: TaskId) -> bool {
+        let mut tasks = self.tasks.borrow_mut();
+        let Some(entry) = tasks
             .get_mut(task.index)
-            .filter(|t| t.serial == task.serial)
-        {
-            entry.cancelled = true;
+            .filter(|t| t.serial == task.serial && t.cancel == Cancel::No)
+        else {
+            return false;
+        };
+        entry.cancel = Cancel::Requested;
+        if cfg!(panic = "abort") {
+            // A running thread is abandoned where it next parks (`wake` then
+            // ignores it); any other at once.
+            if entry.state == State::Running {
+                return false;
+            }
+            let abandoned = tasks.remove(task.index);
+            drop(tasks);
+            abandon(abandoned);
+            return true;
         }
+        drop(tasks);
         self.wake(task);
+        false
     }
 
     /// Runs green threads until `finished` says so, sleeping in the reactor when
@@ -406,20 +436,57 @@ impl Scheduler {
         }
     }
 
-    /// Cancels every green thread and runs them until they have all unwound.
+    /// Cancels every green thread and runs them until they have all unwound,
+    /// including threads spawned meanwhile (by a destructor, say), which are
+    /// cancelled in turn. Threads that then cannot end — every one parked, in
+    /// a destructor that waits for what will never come, or after swallowing
+    /// their `Cancelled` — are abandoned, and a line on stderr says how many.
     pub(super) fn shutdown(&self) {
-        let all: Vec<TaskId> = self
-            .tasks
+        loop {
+            let spawned = self.next_serial.get();
+            let all: Vec<TaskId> = self.task_ids();
+            all.into_iter().for_each(|task| {
+                self.cancel(task);
+            });
+            let outcome = self
+                .run_until(|| self.tasks.borrow().is_empty() || self.next_serial.get() != spawned);
+            if self.tasks.borrow().is_empty() {
+                return;
+            }
+            if outcome.is_err() {
+                break;
+            }
+        }
+        let left = std::mem::take(&mut *self.tasks.borrow_mut());
+        eprintln!(
+            "fibra: {} green threads could not finish unwinding at the end of the runtime \
+             (each is parked and nothing can wake it); they are abandoned, with the \
+             rest of their destructors",
+            left.len()
+        );
+        left.into_iter().for_each(|(_, task)| abandon(task));
+    }
+
+    fn task_ids(&self) -> Vec<TaskId> {
+        self.tasks
             .borrow()
             .iter()
             .map(|(index, t)| TaskId {
                 index,
                 serial: t.serial,
             })
-            .collect();
-        all.into_iter().for_each(|task| self.cancel(task));
-        // Cancelled threads finish as soon as they run; nothing can deadlock.
-        let _ = self.run_until(|| self.tasks.borrow().is_empty());
+            .collect()
+    }
+}
+
+/// Leaves a green thread where it is, for good: its fiber (stack and all) is
+/// leaked rather than unwound, so nothing on it runs again — for `panic =
+/// "abort"`, where nothing can unwind, and for threads that cannot end at
+/// shutdown. A thread that never started just drops its closure.
+fn abandon(task: Task) {
+    match task.code {
+        Code::Started(fiber) => std::mem::forget(fiber),
+        Code::Unstarted(body) => drop(body),
     }
 }
 

@@ -65,6 +65,23 @@ pub(super) struct Task {
     /// A wake-up that came while the thread was running: its next park returns
     /// at once instead of sleeping through it.
     pub(super) notified: bool,
-    /// Set by a cancellation: the thread unwinds at its next park.
-    pub(super) cancelled: bool,
+    /// Whether the thread was cancelled, and whether it has been told.
+    pub(super) cancel: Cancel,
+}
+
+/// A green thread's cancellation. It is delivered once: the [`Cancelled`]
+/// unwind starts at the thread's next park (or the one it is in), and from then
+/// on its parks are ordinary parks, so the destructors that run during that
+/// unwind may wait — for a lock, a channel, a timer, a socket — and complete.
+///
+/// [`Cancelled`]: super::Cancelled
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Cancel {
+    /// Not cancelled.
+    No,
+    /// Cancelled; the thread unwinds at its next park (under `panic = "abort"`:
+    /// it never runs again).
+    Requested,
+    /// The `Cancelled` unwind has begun.
+    Delivered,
 }

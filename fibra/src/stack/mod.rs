@@ -35,8 +35,14 @@ use std::ptr::NonNull;
 /// million stacks fit in the address space many times over.
 pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
 
-/// The smallest usable stack size accepted: 16 KiB.
-pub const MIN_STACK_SIZE: usize = 16 * 1024;
+/// The smallest usable stack size accepted: 32 KiB; a smaller request gets this.
+///
+/// A panic inside a fiber runs the panic hook on the fiber's stack, and with
+/// `RUST_BACKTRACE` set the hook symbolises the backtrace there: on a 16 KiB
+/// stack that overflowed (and aborted), on 24 KiB it fits. 32 KiB leaves room,
+/// and costs nothing until touched: a stack is address space, and a fiber holds
+/// only the pages it uses.
+pub const MIN_STACK_SIZE: usize = 32 * 1024;
 
 /// One fiber stack: `size` usable bytes below `top`, with a guard page below them.
 /// Dropping it gives it back to the pool of the thread that made it.

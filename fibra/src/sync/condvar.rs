@@ -3,6 +3,7 @@
 use super::mutex::MutexGuard;
 use super::waitlist::{Sleeper, WaitList};
 use crate::runtime::scheduler;
+use crate::time::deadline_after;
 use std::cell::RefCell;
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -98,7 +99,7 @@ impl Condvar {
         guard: MutexGuard<'a, T>,
         timeout: Duration,
     ) -> (MutexGuard<'a, T>, bool) {
-        self.wait_until(guard, Some(Instant::now() + timeout))
+        self.wait_until(guard, Some(deadline_after(Instant::now(), timeout)))
     }
 
     /// Waits while `condition` holds, for at most `timeout` in all. Returns the
@@ -109,7 +110,7 @@ impl Condvar {
         timeout: Duration,
         mut condition: impl FnMut(&mut T) -> bool,
     ) -> (MutexGuard<'a, T>, bool) {
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(Instant::now(), timeout);
         while condition(&mut guard) {
             let timed_out;
             (guard, timed_out) = self.wait_until(guard, Some(deadline));

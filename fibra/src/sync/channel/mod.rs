@@ -70,6 +70,7 @@ pub use select::{Select, SelectedOperation};
 
 use crate::runtime::scheduler;
 use crate::sync::waitlist::Sleeper;
+use crate::time::deadline_after;
 use chan::{Chan, Status, Waiter};
 use std::fmt;
 use std::iter::FusedIterator;
@@ -213,7 +214,7 @@ impl<T> Sender<T> {
     /// [`SendTimeoutError::Timeout`] or [`SendTimeoutError::Disconnected`], with
     /// the message.
     pub fn send_timeout(&self, msg: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
-        self.send_until(msg, Some(Instant::now() + timeout))
+        self.send_until(msg, Some(deadline_after(Instant::now(), timeout)))
     }
 
     fn send_until(&self, msg: T, deadline: Option<Instant>) -> Result<(), SendTimeoutError<T>> {
@@ -332,7 +333,7 @@ impl<T> Receiver<T> {
     ///
     /// [`RecvTimeoutError::Timeout`], or [`RecvTimeoutError::Disconnected`].
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        self.recv_until(Some(Instant::now() + timeout))
+        self.recv_until(Some(deadline_after(Instant::now(), timeout)))
     }
 
     fn recv_until(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {

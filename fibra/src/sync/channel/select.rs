@@ -5,6 +5,7 @@ use super::error::{RecvError, SelectTimeoutError, SendError, TryRecvError, TrySe
 use super::{Receiver, Sender};
 use crate::runtime::scheduler;
 use crate::sync::waitlist::Sleeper;
+use crate::time::deadline_after;
 use std::cell::Cell;
 use std::fmt;
 use std::hash::{BuildHasher, RandomState};
@@ -179,7 +180,7 @@ impl<'a> Select<'a> {
         &mut self,
         timeout: Duration,
     ) -> Result<SelectedOperation<'_, 'a>, SelectTimeoutError> {
-        self.wait_deadline(Instant::now() + timeout)
+        self.wait_deadline(deadline_after(Instant::now(), timeout))
     }
 
     /// Like [`wait`](Select::wait), but gives up at `deadline`.
