@@ -8,6 +8,7 @@
 //! ([`Stop::Reject`]) or, when no request is in flight, just the close
 //! ([`Stop::Quiet`]); nothing a client sends makes this code panic.
 
+use crate::chunked::{self, Unread};
 use crate::request::Version;
 use crate::response::{Content, Framing, KeepAlive};
 use crate::status::forbids_body;
@@ -217,24 +218,21 @@ impl<T: Transport> Conn<'_, T> {
     }
 
     /// Decodes a chunked body (RFC 9112 §7.1); trailer fields are read and
-    /// dropped.
+    /// dropped. Every line must end with CRLF, and the chunk-size line is
+    /// read strictly (see [`chunked`]): a lenient reading is what request
+    /// smuggling uses.
     fn read_chunks(&mut self) -> Result<(), Stop> {
         loop {
             let size = loop {
-                // The parser allows whitespace before the size; RFC 9112 does
-                // not, and a lenient reading is what request smuggling uses.
-                if self.start < self.end && !self.buf[self.start].is_ascii_hexdigit() {
-                    return Err(Stop::Reject(400, "malformed chunk size"));
-                }
-                match httparse::parse_chunk_size(&self.buf[self.start..self.end]) {
-                    Ok(httparse::Status::Complete((used, size))) => {
+                match chunked::size_line(&self.buf[self.start..self.end]) {
+                    Ok((used, size)) => {
                         self.start += used;
                         break size;
                     }
-                    Ok(httparse::Status::Partial) if self.end - self.start < MAX_CHUNK_LINE => {
+                    Err(Unread::Partial) if self.end - self.start < MAX_CHUNK_LINE => {
                         self.more()?
                     }
-                    _ => return Err(Stop::Reject(400, "malformed chunk size")),
+                    Err(_) => return Err(Stop::Reject(400, "malformed chunk size line")),
                 }
             };
             if size == 0 {
@@ -275,6 +273,9 @@ impl<T: Transport> Conn<'_, T> {
                 &mut fields[..max_headers],
             ) {
                 Ok(httparse::Status::Complete((used, _))) => {
+                    if chunked::has_bare_lf(&self.buf[self.start..self.start + used]) {
+                        return Err(Stop::Reject(400, "a trailer line does not end with CRLF"));
+                    }
                     self.start += used;
                     return Ok(());
                 }

@@ -44,6 +44,7 @@
 //! | the client | the answer |
 //! |---|---|
 //! | sends a malformed request line or header, a bad `Content-Length`, both or conflicting framings, or no `Host` in HTTP/1.1 | `400 Bad Request` |
+//! | sends a chunked body with a chunk line outside RFC 9112's grammar (a bare LF or a control byte anywhere in it, whitespace that no `;` follows, a malformed extension), or a chunk or trailer line not ended by CRLF | `400 Bad Request` |
 //! | sends a head over `max_head_bytes` or more than `max_headers` fields | `431 Request Header Fields Too Large` |
 //! | announces or sends a body over `max_body_bytes` | `413 Content Too Large` |
 //! | uses a transfer coding other than chunked | `501 Not Implemented` |
@@ -54,6 +55,7 @@
 //!
 //! The server never stops accepting on a client's account.
 
+mod chunked;
 mod conn;
 mod connections;
 mod date;

@@ -444,6 +444,44 @@ fn malformed_requests_get_400_and_a_close() {
     }
 }
 
+/// A chunk line is read as RFC 9112 writes it: a front-end that ends lines
+/// at a bare LF would otherwise see other requests than the server does.
+#[test]
+fn a_chunk_line_that_is_not_strictly_well_formed_gets_400() {
+    for mode in MODES {
+        let server = Running::new(mode);
+        let cases: [&[u8]; 7] = [
+            // A bare LF in an extension: served once as "abcxyz".
+            b"GET /hello HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              3;\nabc\r\nxyz\r\n0\r\n\r\n",
+            // ... and a request smuggled behind one.
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2;\nAB\r\nCD\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2\nAB\r\n0\r\n\r\n",
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2;a=\"\x01\"\r\nAB\r\n0\r\n\r\n",
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2;a b\r\nAB\r\n0\r\n\r\n",
+            // The CRLF after the data, and the trailer section's.
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2\r\nAB\n0\r\n\r\n",
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2\r\nAB\r\n0\r\nX-T: 1\n\r\n",
+        ];
+        for raw in cases {
+            server.client().rejected(raw, 400);
+        }
+        // Extensions that keep to the grammar are read and dropped.
+        let mut client = server.client();
+        client.send(
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2 ; a = b ; c=\"d\\\"e\"\r\nAB\r\n0\r\n\r\n",
+        );
+        assert_eq!(client.response().body, b"AB");
+    }
+}
+
 #[test]
 fn oversized_heads_get_431() {
     let limits = Limits {
