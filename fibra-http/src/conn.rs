@@ -452,6 +452,9 @@ fn progress(read: io::Result<usize>) -> Result<usize, Stop> {
 /// Reads the head's framing and connection headers (RFC 9112 §6, §9).
 fn analyse(request: &Request, limits: &Limits) -> Result<Head, Stop> {
     let mut length: Option<u64> = None;
+    // Whether a Transfer-Encoding field is present, even an empty one: it
+    // still overrides Content-Length for a recipient that reads it.
+    let mut coded = false;
     let mut chunked = false;
     let (mut close, mut keep) = (false, false);
     let mut expects_continue = false;
@@ -465,6 +468,7 @@ fn analyse(request: &Request, limits: &Limits) -> Result<Head, Stop> {
             }
             length = Some(n);
         } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            coded = true;
             for coding in tokens(value) {
                 if chunked {
                     // `chunked` must be the last coding, and only once.
@@ -495,6 +499,11 @@ fn analyse(request: &Request, limits: &Limits) -> Result<Head, Stop> {
             400,
             "an HTTP/1.1 request needs one Host header",
         ));
+    }
+    if coded && !chunked {
+        // No coding at all (`Transfer-Encoding:` or `,`): chunked is not the
+        // final coding, so the body's length is unknown (RFC 9112 §6.3).
+        return Err(Stop::Reject(400, "Transfer-Encoding names no coding"));
     }
     if chunked && (length.is_some() || version == Version::Http10) {
         // Both framings, or chunked in HTTP/1.0: the framing is ambiguous, a

@@ -47,7 +47,8 @@
 //! | sends a chunked body with a chunk line outside RFC 9112's grammar (a bare LF or a control byte anywhere in it, whitespace that no `;` follows, a malformed extension), or a chunk or trailer line not ended by CRLF | `400 Bad Request` |
 //! | sends a head over `max_head_bytes` or more than `max_headers` fields | `431 Request Header Fields Too Large` |
 //! | announces or sends a body over `max_body_bytes` | `413 Content Too Large` |
-//! | uses a transfer coding other than chunked | `501 Not Implemented` |
+//! | sends `Transfer-Encoding` naming no coding (empty, or only commas), or with chunked not last or repeated | `400 Bad Request` |
+//! | uses a transfer coding other than chunked (whatever `Content-Length` says) | `501 Not Implemented` |
 //! | expects something other than `100-continue` | `417 Expectation Failed` |
 //! | stalls within a request past `request_timeout` (slowloris) | `408 Request Timeout` |
 //! | idles between requests past `keep_alive_timeout`, disconnects or resets | the connection closes, nothing else |

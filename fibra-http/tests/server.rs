@@ -532,6 +532,24 @@ fn oversized_bodies_get_413_without_being_read() {
     }
 }
 
+/// Any Transfer-Encoding field counts, even one that names no coding: a
+/// front-end that reads it would frame the body otherwise.
+#[test]
+fn a_transfer_encoding_that_does_not_end_in_chunked_gets_400() {
+    for mode in MODES {
+        let server = Running::new(mode);
+        let cases: [&[u8]; 4] = [
+            b"GET /hello HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \r\nContent-Length: 5\r\n\r\nhello",
+            b"GET /hello HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ,\r\nContent-Length: 5\r\n\r\nhello",
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\n\r\n",
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        ];
+        for raw in cases {
+            server.client().rejected(raw, 400);
+        }
+    }
+}
+
 #[test]
 fn unsupported_transfer_codings_get_501_and_expectations_417() {
     let server = Running::new(Mode::Threads);
@@ -541,6 +559,12 @@ fn unsupported_transfer_codings_get_501_and_expectations_417() {
     );
     server.client().rejected(
         b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: identity\r\n\r\n",
+        501,
+    );
+    // A coding that is not chunked framed nothing: Content-Length does not
+    // stand in for it.
+    server.client().rejected(
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\nContent-Length: 5\r\n\r\nhello",
         501,
     );
     server.client().rejected(
