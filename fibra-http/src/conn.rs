@@ -13,6 +13,7 @@ use crate::request::Version;
 use crate::response::{Content, Framing, KeepAlive};
 use crate::status::forbids_body;
 use crate::transport::Transport;
+use crate::version::{self, Unknown};
 use crate::{Handler, Limits, Request, Response};
 use fibra::runtime::Cancelled;
 use std::cell::Cell;
@@ -152,6 +153,19 @@ impl<T: Transport> Conn<'_, T> {
                     Err(httparse::Error::TooManyHeaders) => {
                         return Err(Stop::Reject(431, "too many header fields"));
                     }
+                    Err(httparse::Error::Version) => match version::classify(data) {
+                        Unknown::LaterMinor(at) => {
+                            // Read as HTTP/1.1, which the parser knows.
+                            self.buf[self.start + at] = b'1';
+                            continue;
+                        }
+                        Unknown::OtherMajor => {
+                            return Err(Stop::Reject(505, "only HTTP/1.x is supported"));
+                        }
+                        Unknown::Malformed => {
+                            return Err(Stop::Reject(400, "malformed HTTP version"));
+                        }
+                    },
                     Err(err) => return Err(Stop::Reject(400, parse_error(err))),
                 }
                 if self.end - self.start >= self.limits.max_head_bytes {
@@ -546,7 +560,6 @@ fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
 
 fn parse_error(err: httparse::Error) -> &'static str {
     match err {
-        httparse::Error::Version => "unsupported HTTP version",
         httparse::Error::HeaderName | httparse::Error::HeaderValue => "malformed header field",
         httparse::Error::NewLine => "malformed line ending",
         _ => "malformed request line",

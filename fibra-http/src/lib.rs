@@ -29,7 +29,7 @@
 //!
 //! # The protocol
 //!
-//! HTTP/1.1 and 1.0: keep-alive (1.1 by default, 1.0 when asked) and
+//! HTTP/1.1 and 1.0 (a later 1.x is answered as 1.1, RFC 9110 §2.5): keep-alive (1.1 by default, 1.0 when asked) and
 //! pipelining (answered in order, in as few writes as possible); request
 //! bodies framed by `Content-Length` or chunked (decoded before the handler
 //! runs; `Expect: 100-continue` is answered); responses framed by
@@ -50,6 +50,7 @@
 //! | sends `Transfer-Encoding` naming no coding (empty, or only commas), or with chunked not last or repeated | `400 Bad Request` |
 //! | uses a transfer coding other than chunked (whatever `Content-Length` says) | `501 Not Implemented` |
 //! | expects something other than `100-continue` | `417 Expectation Failed` |
+//! | sends a request line with an HTTP version other than 1.x (`HTTP/2.0`, `HTTP/0.9`) | `505 HTTP Version Not Supported` |
 //! | stalls within a request past `request_timeout` (slowloris) | `408 Request Timeout` |
 //! | idles between requests past `keep_alive_timeout`, disconnects or resets | the connection closes, nothing else |
 //! | triggers a panic in the handler | `500 Internal Server Error` |
@@ -70,6 +71,7 @@ mod router;
 mod server;
 mod status;
 mod transport;
+mod version;
 
 pub use handler::Handler;
 pub use limits::Limits;

@@ -424,7 +424,7 @@ fn malformed_requests_get_400_and_a_close() {
         let server = Running::new(mode);
         let cases: [&[u8]; 10] = [
             b"GARBAGE\r\n\r\n",
-            b"GET /hello HTTP/9.9\r\nHost: t\r\n\r\n",
+            b"GET /hello HTTP/1.x\r\nHost: t\r\n\r\n",
             b"GET /hello HTTP/1.1\r\nHost: t\r\nBad Header: x\r\n\r\n",
             b"GET /hello HTTP/1.1\r\n\r\n",
             b"GET /hello HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
@@ -479,6 +479,33 @@ fn a_chunk_line_that_is_not_strictly_well_formed_gets_400() {
               2 ; a = b ; c=\"d\\\"e\"\r\nAB\r\n0\r\n\r\n",
         );
         assert_eq!(client.response().body, b"AB");
+    }
+}
+
+/// RFC 9110 §2.5: a later 1.x is read as 1.1; another major version is not
+/// HTTP/1.x at all.
+#[test]
+fn versions_past_1_1_are_read_as_1_1_or_get_505() {
+    for mode in MODES {
+        let server = Running::new(mode);
+        let mut client = server.client();
+        for _ in 0..2 {
+            client.send(b"GET /hello HTTP/1.2\r\nHost: t\r\n\r\n");
+            let reply = client.response();
+            assert_eq!((reply.status, reply.closes()), (200, false));
+        }
+        client.send(b"GET /hello HTTP/1.9\r\nHost: t\r\nConnection: close\r\n\r\n");
+        assert_eq!(client.response().status, 200);
+        assert!(client.is_closed());
+        for raw in [
+            &b"GET /hello HTTP/2.0\r\nHost: t\r\n\r\n"[..],
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+            b"GET /hello HTTP/3.0\r\nHost: t\r\n\r\n",
+            b"GET /hello HTTP/9.9\r\nHost: t\r\n\r\n",
+            b"GET /hello HTTP/0.9\r\n\r\n",
+        ] {
+            server.client().rejected(raw, 505);
+        }
     }
 }
 
