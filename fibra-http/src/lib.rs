@@ -29,8 +29,10 @@
 //!
 //! # The protocol
 //!
-//! HTTP/1.1 and 1.0 (a later 1.x is answered as 1.1, RFC 9110 §2.5): keep-alive (1.1 by default, 1.0 when asked) and
-//! pipelining (answered in order, in as few writes as possible); request
+//! HTTP/1.1 and 1.0 (a later 1.x is answered as 1.1, RFC 9110 §2.5):
+//! keep-alive (1.1 by default, 1.0 when asked) and pipelining (answered in
+//! order, in as few writes as possible); targets in origin, absolute and
+//! asterisk form (see [`Request::path`]); request
 //! bodies framed by `Content-Length` or chunked (decoded before the handler
 //! runs; `Expect: 100-continue` is answered); responses framed by
 //! `Content-Length`, or chunked for a streamed [`Body`]; `HEAD` answered

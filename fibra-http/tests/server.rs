@@ -418,6 +418,32 @@ fn unknown_paths_and_methods_get_404_and_405() {
     assert_eq!(client.response().status, 200);
 }
 
+/// RFC 9112 §3.2.2: a server accepts a target in absolute form and routes
+/// on its path; `OPTIONS *` asks about the server itself.
+#[test]
+fn absolute_form_targets_route_on_their_path_and_options_star_gets_200() {
+    for mode in MODES {
+        let server = Running::new(mode);
+        let mut client = server.client();
+        client.send(b"GET http://x/hello HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(client.response().body, b"Hello, world!\n");
+        client.send(
+            b"POST HTTPS://x:8443/echo?q=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi",
+        );
+        assert_eq!(client.response().body, b"hi");
+        client.send(b"GET http://x HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(client.response().status, 404, "the path is /");
+        client.send(b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n");
+        let reply = client.response();
+        assert_eq!(reply.status, 200);
+        assert!(reply.body.is_empty());
+        assert!(reply.header("allow").unwrap().contains("POST"));
+        // Still in step.
+        client.send(GET_HELLO);
+        assert_eq!(client.response().status, 200);
+    }
+}
+
 #[test]
 fn malformed_requests_get_400_and_a_close() {
     for mode in MODES {
