@@ -88,12 +88,18 @@ impl Router {
     }
 
     /// An `Allow` value: the methods of the routes whose pattern `matching`
-    /// accepts, each once, in the order added.
+    /// accepts, each once, in the order added — and `HEAD` after `GET`, since
+    /// a `GET` route answers it.
     fn allow(&self, matching: impl Fn(&Pattern) -> bool) -> String {
         let mut allowed: Vec<&str> = Vec::new();
         for route in self.routes.iter().filter(|r| matching(&r.pattern)) {
-            if !allowed.contains(&route.method.as_str()) {
-                allowed.push(&route.method);
+            for method in [route.method.as_str()]
+                .into_iter()
+                .chain((route.method == "GET").then_some("HEAD"))
+            {
+                if !allowed.contains(&method) {
+                    allowed.push(method);
+                }
             }
         }
         allowed.join(", ")
