@@ -9,6 +9,7 @@
 //! ([`Stop::Quiet`]); nothing a client sends makes this code panic.
 
 use crate::chunked::{self, Unread};
+use crate::host;
 use crate::request::Version;
 use crate::response::{Content, Framing, KeepAlive};
 use crate::status::forbids_body;
@@ -504,6 +505,9 @@ fn analyse(request: &Request, limits: &Limits) -> Result<Head, Stop> {
             }
             expects_continue = true;
         } else if name.eq_ignore_ascii_case("host") {
+            if !host::is_valid(value) {
+                return Err(Stop::Reject(400, "malformed Host"));
+            }
             hosts += 1;
         }
     }

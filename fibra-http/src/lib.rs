@@ -45,7 +45,7 @@
 //!
 //! | the client | the answer |
 //! |---|---|
-//! | sends a malformed request line or header, a bad `Content-Length`, both or conflicting framings, or no `Host` in HTTP/1.1 | `400 Bad Request` |
+//! | sends a malformed request line or header, a bad `Content-Length`, both or conflicting framings, no `Host` in HTTP/1.1, more than one, or one that is not `host[:port]` (RFC 3986) | `400 Bad Request` |
 //! | sends a chunked body with a chunk line outside RFC 9112's grammar (a bare LF or a control byte anywhere in it, whitespace that no `;` follows, a malformed extension), or a chunk or trailer line not ended by CRLF | `400 Bad Request` |
 //! | sends a head over `max_head_bytes` or more than `max_headers` fields | `431 Request Header Fields Too Large` |
 //! | announces or sends a body over `max_body_bytes` | `413 Content Too Large` |
@@ -66,6 +66,7 @@ mod date;
 #[doc(hidden)]
 pub mod fuzzing;
 mod handler;
+mod host;
 mod limits;
 mod request;
 mod response;

@@ -539,6 +539,23 @@ fn versions_past_1_1_are_read_as_1_1_or_get_505() {
     }
 }
 
+/// RFC 9112 §3.2: a Host that is not `uri-host [":" port]` gets 400.
+#[test]
+fn an_invalid_host_gets_400() {
+    for mode in MODES {
+        let server = Running::new(mode);
+        for host in ["a b", "a/b", "a@b", "x:y", "[::1", "[nope]", "a%zz"] {
+            let raw = format!("GET /hello HTTP/1.1\r\nHost: {host}\r\n\r\n");
+            server.client().rejected(raw.as_bytes(), 400);
+        }
+        let mut client = server.client();
+        for host in ["example.com:8080", "127.0.0.1", "[::1]:80", ""] {
+            client.send(format!("GET /hello HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes());
+            assert_eq!(client.response().status, 200, "{host:?}");
+        }
+    }
+}
+
 #[test]
 fn oversized_heads_get_431() {
     let limits = Limits {
