@@ -144,7 +144,7 @@ impl<T: Transport> Conn<'_, T> {
                 match parsed.parse_with_uninit_headers(data, &mut fields[..max_headers]) {
                     Ok(httparse::Status::Complete(len)) => {
                         if len > self.limits.max_head_bytes {
-                            return Err(Stop::Reject(431, "the request head is too large"));
+                            return Err(head_too_large(data, self.limits));
                         }
                         self.request.fill(&data[..len], &parsed);
                         self.start += len;
@@ -170,7 +170,7 @@ impl<T: Transport> Conn<'_, T> {
                     Err(err) => return Err(Stop::Reject(400, parse_error(err))),
                 }
                 if self.end - self.start >= self.limits.max_head_bytes {
-                    return Err(Stop::Reject(431, "the request head is too large"));
+                    return Err(head_too_large(&self.buf[self.start..self.end], self.limits));
                 }
             }
             // Answers to pipelined requests go out before the connection waits.
@@ -461,6 +461,18 @@ fn progress(read: io::Result<usize>) -> Result<usize, Stop> {
             Err(Stop::Reject(408, "the request body did not arrive in time"))
         }
         Err(_) => Err(Stop::Quiet),
+    }
+}
+
+/// The answer to a request head (beginning `head`) over `max_head_bytes`:
+/// `414 URI Too Long` when its request line alone is (the target is what
+/// makes a request line long), else `431`.
+fn head_too_large(head: &[u8], limits: &Limits) -> Stop {
+    let within = &head[..head.len().min(limits.max_head_bytes)];
+    if within.contains(&b'\n') {
+        Stop::Reject(431, "the request head is too large")
+    } else {
+        Stop::Reject(414, "the request line is too long")
     }
 }
 

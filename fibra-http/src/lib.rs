@@ -47,6 +47,7 @@
 //! |---|---|
 //! | sends a malformed request line or header, a bad `Content-Length`, both or conflicting framings, no `Host` in HTTP/1.1, more than one, or one that is not `host[:port]` (RFC 3986) | `400 Bad Request` |
 //! | sends a chunked body with a chunk line outside RFC 9112's grammar (a bare LF or a control byte anywhere in it, whitespace that no `;` follows, a malformed extension), or a chunk or trailer line not ended by CRLF | `400 Bad Request` |
+//! | sends a request line over `max_head_bytes` | `414 URI Too Long` |
 //! | sends a head over `max_head_bytes` or more than `max_headers` fields | `431 Request Header Fields Too Large` |
 //! | announces or sends a body over `max_body_bytes` | `413 Content Too Large` |
 //! | sends `Transfer-Encoding` naming no coding (empty, or only commas), or with chunked not last or repeated | `400 Bad Request` |

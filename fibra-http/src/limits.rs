@@ -21,7 +21,8 @@ use std::time::Duration;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// The request line and headers together, in bytes; more is answered
-    /// `431 Request Header Fields Too Large`. Default 16 KiB.
+    /// `431 Request Header Fields Too Large`, or `414 URI Too Long` when the
+    /// request line alone is longer. Default 16 KiB.
     pub max_head_bytes: usize,
     /// The number of header fields; more is answered `431`. Default 64, at
     /// most [`Limits::MAX_HEADERS`].

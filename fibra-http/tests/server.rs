@@ -581,6 +581,25 @@ fn oversized_heads_get_431() {
 }
 
 #[test]
+fn a_request_line_over_the_head_limit_gets_414() {
+    for mode in MODES {
+        let server = Running::new(mode);
+        let long = format!("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", "a".repeat(100_000));
+        server.client().rejected(long.as_bytes(), 414);
+    }
+    let limits = Limits {
+        max_head_bytes: 1024,
+        ..Limits::default()
+    };
+    let server = Running::start(Mode::Threads, limits);
+    // Over the limit before the line ends, and in a complete head.
+    let endless = format!("GET /{}", "a".repeat(2000));
+    server.client().rejected(endless.as_bytes(), 414);
+    let whole = format!("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", "a".repeat(1100));
+    server.client().rejected(whole.as_bytes(), 414);
+}
+
+#[test]
 fn oversized_bodies_get_413_without_being_read() {
     let limits = Limits {
         max_body_bytes: 1000,
