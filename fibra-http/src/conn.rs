@@ -33,6 +33,8 @@ const FLUSH_AT: usize = 64 << 10;
 /// A response body at least this large is written from where it is, not
 /// copied behind the head.
 const COPY_BODY_BELOW: usize = 16 << 10;
+/// A request body grows by at most this much before its bytes arrive.
+const BODY_PIECE: usize = 16 << 10;
 /// The longest chunk-size line read (digits and chunk extensions).
 const MAX_CHUNK_LINE: usize = 1 << 10;
 /// After a response that closes the connection, what the client still sends
@@ -59,17 +61,7 @@ pub(crate) fn serve(
     limits: &Limits,
     watch: Watch<'_>,
 ) {
-    let mut conn = Conn {
-        io,
-        handler,
-        limits,
-        watch,
-        buf: vec![0; INITIAL_BUFFER],
-        start: 0,
-        end: 0,
-        out: Vec::new(),
-        request: Request::new(peer),
-    };
+    let mut conn = Conn::new(io, peer, handler, limits, watch);
     match conn.requests() {
         Ok(()) | Err(Stop::Quiet) => {}
         Err(Stop::Reject(status, why)) => conn.reject(status, why),
@@ -111,10 +103,34 @@ struct Conn<'a, T> {
     end: usize,
     /// Responses not yet written.
     out: Vec<u8>,
+    /// When the request being read must have arrived whole, body included
+    /// (`whole_request_timeout` from its first byte).
+    deadline: Instant,
     request: Request,
 }
 
-impl<T: Transport> Conn<'_, T> {
+impl<'a, T: Transport> Conn<'a, T> {
+    fn new(
+        io: T,
+        peer: Option<SocketAddr>,
+        handler: &'a dyn Handler,
+        limits: &'a Limits,
+        watch: Watch<'a>,
+    ) -> Self {
+        Conn {
+            io,
+            handler,
+            limits,
+            watch,
+            buf: vec![0; INITIAL_BUFFER],
+            start: 0,
+            end: 0,
+            out: Vec::new(),
+            deadline: Instant::now(),
+            request: Request::new(peer),
+        }
+    }
+
     fn requests(&mut self) -> Result<(), Stop> {
         loop {
             let head = self.read_head()?;
@@ -132,9 +148,14 @@ impl<T: Transport> Conn<'_, T> {
         let max_headers = self.limits.max_headers.min(Limits::MAX_HEADERS);
         // Set once a request has begun to arrive: its head must be complete
         // by then (a client that trickles it in is a slowloris).
-        let mut deadline = None;
+        let mut head_deadline = None;
         loop {
             if self.start < self.end {
+                if head_deadline.is_none() {
+                    let now = Instant::now();
+                    self.deadline = now + self.limits.whole_request_timeout;
+                    head_deadline = Some(self.deadline.min(now + self.limits.request_timeout));
+                }
                 // Left uninitialised: the parser writes the fields it fills,
                 // and zeroing the whole table per request costs more than
                 // parsing a small head.
@@ -175,17 +196,11 @@ impl<T: Transport> Conn<'_, T> {
             }
             // Answers to pipelined requests go out before the connection waits.
             self.flush()?;
-            let idle = self.start == self.end;
-            let limit = if idle {
-                if self.watch.stopping.load(Ordering::Relaxed) {
-                    return Err(Stop::Quiet);
-                }
-                self.limits.keep_alive_timeout
-            } else {
-                let now = Instant::now();
-                deadline
-                    .get_or_insert(now + self.limits.request_timeout)
-                    .saturating_duration_since(now)
+            let idle = head_deadline.is_none();
+            let limit = match head_deadline {
+                None if self.watch.stopping.load(Ordering::Relaxed) => return Err(Stop::Quiet),
+                None => self.limits.keep_alive_timeout,
+                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
             };
             self.watch.idle.set(idle);
             let read = self.fill(limit);
@@ -209,19 +224,7 @@ impl<T: Transport> Conn<'_, T> {
                 if head.expects_continue && self.end - self.start < length {
                     self.send_continue()?;
                 }
-                let buffered = (self.end - self.start).min(length);
-                let body = &mut self.request.body;
-                body.extend_from_slice(&self.buf[self.start..self.start + buffered]);
-                self.start += buffered;
-                let mut filled = body.len();
-                body.resize(length, 0);
-                while filled < length {
-                    let read = self
-                        .io
-                        .read_within(&mut body[filled..], self.limits.request_timeout);
-                    filled += progress(read)?;
-                }
-                Ok(())
+                self.body_bytes(length)
             }
             BodyFraming::Chunked => {
                 if head.expects_continue && self.start == self.end {
@@ -257,18 +260,7 @@ impl<T: Transport> Conn<'_, T> {
             if size > room as u64 {
                 return Err(Stop::Reject(413, "the request body is too large"));
             }
-            let mut left = size as usize;
-            while left > 0 {
-                if self.start == self.end {
-                    self.more()?;
-                }
-                let take = left.min(self.end - self.start);
-                self.request
-                    .body
-                    .extend_from_slice(&self.buf[self.start..self.start + take]);
-                self.start += take;
-                left -= take;
-            }
+            self.body_bytes(size as usize)?;
             while self.end - self.start < 2 {
                 self.more()?;
             }
@@ -277,6 +269,28 @@ impl<T: Transport> Conn<'_, T> {
             }
             self.start += 2;
         }
+    }
+
+    /// Moves the next `n` bytes of the body into `self.request.body`: those
+    /// already buffered, then the rest read straight into the body, growing
+    /// it `BODY_PIECE` at a time as bytes arrive — never by the length a
+    /// client merely announces.
+    fn body_bytes(&mut self, n: usize) -> Result<(), Stop> {
+        let buffered = n.min(self.end - self.start);
+        let body = &mut self.request.body;
+        body.extend_from_slice(&self.buf[self.start..self.start + buffered]);
+        self.start += buffered;
+        let mut filled = body.len();
+        let end = filled + (n - buffered);
+        while filled < end {
+            let limit = self.body_wait();
+            let body = &mut self.request.body;
+            if filled == body.len() {
+                body.resize(end.min(filled + BODY_PIECE), 0);
+            }
+            filled += progress(self.io.read_within(&mut body[filled..], limit))?;
+        }
+        Ok(())
     }
 
     fn skip_trailers(&mut self) -> Result<(), Stop> {
@@ -425,10 +439,16 @@ impl<T: Transport> Conn<'_, T> {
         sent.map_err(|_| Stop::Quiet)
     }
 
-    /// Reads more of a request that has begun: its client has
-    /// `request_timeout` to send something.
+    /// Reads more of a request's body.
     fn more(&mut self) -> Result<(), Stop> {
-        progress(self.fill(self.limits.request_timeout)).map(drop)
+        progress(self.fill(self.body_wait())).map(drop)
+    }
+
+    /// How long a read of the body may wait: `request_timeout` for something
+    /// to arrive, and no later than the whole request's deadline.
+    fn body_wait(&self) -> Duration {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        left.min(self.limits.request_timeout)
     }
 
     /// Reads into the free end of the buffer, first making room: moving the
@@ -451,8 +471,9 @@ impl<T: Transport> Conn<'_, T> {
     }
 }
 
-/// The outcome of a read in the middle of a request: data, or the end of the
-/// connection (the client left: quietly; it stalled: `408`).
+/// The outcome of a read in the middle of a request's body: data, or the end
+/// of the connection (the client left: quietly; it stalled, or its request
+/// passed its deadline: `408`).
 fn progress(read: io::Result<usize>) -> Result<usize, Stop> {
     match read {
         Ok(0) => Err(Stop::Quiet),
@@ -604,6 +625,25 @@ mod tests {
         ] {
             assert_eq!(parse_length(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_body_grows_as_it_arrives_not_by_the_length_announced() {
+        let input = b"\x80POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nabc";
+        let client = crate::fuzzing::Client::new(input).unwrap();
+        let handler = |_: &Request| Response::new(200);
+        let limits = Limits::default();
+        let watch = Watch {
+            idle: &Cell::new(false),
+            stopping: &AtomicBool::new(false),
+        };
+        let mut conn = Conn::new(client, None, &handler, &limits, watch);
+        let head = conn.read_head().ok().unwrap();
+        assert!(matches!(head.body, BodyFraming::Length(1_000_000)));
+        // The client stalls after three bytes of the body.
+        assert!(matches!(conn.read_body(&head), Err(Stop::Reject(408, _))));
+        assert!(conn.request.body.starts_with(b"abc"));
+        assert!(conn.request.body.capacity() <= 2 * BODY_PIECE);
     }
 
     #[test]

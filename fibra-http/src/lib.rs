@@ -54,7 +54,7 @@
 //! | uses a transfer coding other than chunked (whatever `Content-Length` says) | `501 Not Implemented` |
 //! | expects something other than `100-continue` | `417 Expectation Failed` |
 //! | sends a request line with an HTTP version other than 1.x (`HTTP/2.0`, `HTTP/0.9`) | `505 HTTP Version Not Supported` |
-//! | stalls within a request past `request_timeout` (slowloris) | `408 Request Timeout` |
+//! | stalls within a request past `request_timeout` (slowloris), or takes longer than `whole_request_timeout` to send all of one | `408 Request Timeout` |
 //! | idles between requests past `keep_alive_timeout`, disconnects or resets | the connection closes, nothing else |
 //! | triggers a panic in the handler | `500 Internal Server Error` |
 //!

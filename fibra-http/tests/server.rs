@@ -714,6 +714,44 @@ fn a_slowloris_client_gets_408_and_is_closed() {
     }
 }
 
+/// A body trickled in, each byte well within `request_timeout` of the last,
+/// is still bounded: the whole request has `whole_request_timeout`.
+#[test]
+fn a_trickled_body_gets_408_at_the_whole_request_deadline() {
+    let limits = Limits {
+        whole_request_timeout: Duration::from_millis(500),
+        ..Limits::default()
+    };
+    for mode in MODES {
+        let server = Running::start(mode, limits.clone());
+        let mut client = server.client();
+        client.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n");
+        let trickle = client.stream.try_clone().unwrap();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let trickler = {
+            let done = done.clone();
+            thread::spawn(move || {
+                for _ in 0..1000 {
+                    if done.load(Ordering::SeqCst) || (&trickle).write_all(b"x").is_err() {
+                        return;
+                    }
+                    thread::sleep(Duration::from_millis(20));
+                }
+            })
+        };
+        let started = std::time::Instant::now();
+        let reply = client.response();
+        done.store(true, Ordering::SeqCst);
+        assert_eq!((reply.status, reply.closes()), (408, true));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the deadline, not the trickle's end, ended it"
+        );
+        assert!(client.is_closed());
+        trickler.join().unwrap();
+    }
+}
+
 #[test]
 fn an_idle_keep_alive_connection_is_closed_quietly() {
     let limits = Limits {
