@@ -51,11 +51,11 @@ struct Running {
 
 impl Running {
     fn start(mode: Mode, limits: Limits) -> Running {
-        let server = Server::builder()
-            .mode(mode)
-            .limits(limits)
-            .bind("127.0.0.1:0")
-            .unwrap();
+        Running::build(Server::builder().mode(mode).limits(limits))
+    }
+
+    fn build(builder: fibra_http::Builder) -> Running {
+        let server = builder.bind("127.0.0.1:0").unwrap();
         let addr = server.local_addr().unwrap();
         let shutdown = server.shutdown_handle();
         let thread = Some(thread::spawn(move || server.serve(router())));
@@ -833,6 +833,40 @@ fn graceful_shutdown_finishes_requests_in_flight() {
             TcpStream::connect(server.addr).is_err(),
             "no more connections are accepted"
         );
+    }
+}
+
+#[test]
+fn shutdown_closes_what_is_left_after_the_grace_period() {
+    let limits = Limits {
+        request_timeout: Duration::from_secs(120),
+        whole_request_timeout: Duration::from_secs(300),
+        ..Limits::default()
+    };
+    for mode in MODES {
+        let mut server = Running::build(
+            Server::builder()
+                .mode(mode)
+                .limits(limits.clone())
+                .grace_period(Duration::from_millis(300)),
+        );
+        // A request in flight (its head read: the server asks for the body)
+        // whose body never comes.
+        let mut stuck = server.client();
+        stuck.send(
+            b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n",
+        );
+        let mut interim = [0; 25];
+        stuck.stream.read_exact(&mut interim).unwrap();
+        assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+        stuck.send(b"abc");
+        let started = std::time::Instant::now();
+        server.stop();
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "serve returned after the grace period, not the request timeout"
+        );
+        assert!(stuck.is_closed(), "closed without a response");
     }
 }
 
