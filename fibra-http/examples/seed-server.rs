@@ -8,9 +8,14 @@
 //! curl localhost:8080/io-cpu    # both
 //! curl localhost:8080/hello     # answers at once
 //! ```
+//!
+//! SIGTERM or SIGINT (Ctrl-C) shuts it down gracefully: requests in flight
+//! are answered, then it exits with status 0; a second signal ends it at once.
 
 use clap::{Parser, ValueEnum};
-use fibra_http::{Mode, Request, Response, Router, Server};
+use fibra_http::{Mode, Request, Response, Router, Server, ShutdownHandle};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 use std::hint::black_box;
 use std::io::Write;
 use std::time::Duration;
@@ -73,8 +78,26 @@ fn main() -> std::io::Result<()> {
     let server = Server::builder()
         .mode(mode)
         .bind(("127.0.0.1", args.port))?;
+    shut_down_on_signals(server.shutdown_handle())?;
     let mut stdout = std::io::stdout();
     writeln!(stdout, "listening on {}", server.local_addr()?)?;
     stdout.flush()?;
     server.serve(router)
+}
+
+/// Makes SIGTERM (what `kill`, systemd and container runtimes send) and
+/// SIGINT shut the server down gracefully instead of killing it with its
+/// requests in flight; a second signal, from someone who will not wait,
+/// exits at once.
+fn shut_down_on_signals(shutdown: ShutdownHandle) -> std::io::Result<()> {
+    let mut signals = Signals::new([SIGTERM, SIGINT])?;
+    std::thread::spawn(move || {
+        for signal in signals.forever() {
+            if shutdown.is_shutting_down() {
+                std::process::exit(128 + signal);
+            }
+            shutdown.shutdown();
+        }
+    });
+    Ok(())
 }

@@ -8,10 +8,13 @@
 //! ([`Stop::Reject`]) or, when no request is in flight, just the close
 //! ([`Stop::Quiet`]); nothing a client sends makes this code panic.
 
+use crate::chunked::{self, Unread};
+use crate::host;
 use crate::request::Version;
 use crate::response::{Content, Framing, KeepAlive};
 use crate::status::forbids_body;
 use crate::transport::Transport;
+use crate::version::{self, Unknown};
 use crate::{Handler, Limits, Request, Response};
 use fibra::runtime::Cancelled;
 use std::cell::Cell;
@@ -30,6 +33,8 @@ const FLUSH_AT: usize = 64 << 10;
 /// A response body at least this large is written from where it is, not
 /// copied behind the head.
 const COPY_BODY_BELOW: usize = 16 << 10;
+/// A request body grows by at most this much before its bytes arrive.
+const BODY_PIECE: usize = 16 << 10;
 /// The longest chunk-size line read (digits and chunk extensions).
 const MAX_CHUNK_LINE: usize = 1 << 10;
 /// After a response that closes the connection, what the client still sends
@@ -56,17 +61,7 @@ pub(crate) fn serve(
     limits: &Limits,
     watch: Watch<'_>,
 ) {
-    let mut conn = Conn {
-        io,
-        handler,
-        limits,
-        watch,
-        buf: vec![0; INITIAL_BUFFER],
-        start: 0,
-        end: 0,
-        out: Vec::new(),
-        request: Request::new(peer),
-    };
+    let mut conn = Conn::new(io, peer, handler, limits, watch);
     match conn.requests() {
         Ok(()) | Err(Stop::Quiet) => {}
         Err(Stop::Reject(status, why)) => conn.reject(status, why),
@@ -108,10 +103,34 @@ struct Conn<'a, T> {
     end: usize,
     /// Responses not yet written.
     out: Vec<u8>,
+    /// When the request being read must have arrived whole, body included
+    /// (`whole_request_timeout` from its first byte).
+    deadline: Instant,
     request: Request,
 }
 
-impl<T: Transport> Conn<'_, T> {
+impl<'a, T: Transport> Conn<'a, T> {
+    fn new(
+        io: T,
+        peer: Option<SocketAddr>,
+        handler: &'a dyn Handler,
+        limits: &'a Limits,
+        watch: Watch<'a>,
+    ) -> Self {
+        Conn {
+            io,
+            handler,
+            limits,
+            watch,
+            buf: vec![0; INITIAL_BUFFER],
+            start: 0,
+            end: 0,
+            out: Vec::new(),
+            deadline: Instant::now(),
+            request: Request::new(peer),
+        }
+    }
+
     fn requests(&mut self) -> Result<(), Stop> {
         loop {
             let head = self.read_head()?;
@@ -129,9 +148,14 @@ impl<T: Transport> Conn<'_, T> {
         let max_headers = self.limits.max_headers.min(Limits::MAX_HEADERS);
         // Set once a request has begun to arrive: its head must be complete
         // by then (a client that trickles it in is a slowloris).
-        let mut deadline = None;
+        let mut head_deadline = None;
         loop {
             if self.start < self.end {
+                if head_deadline.is_none() {
+                    let now = Instant::now();
+                    self.deadline = now + self.limits.whole_request_timeout;
+                    head_deadline = Some(self.deadline.min(now + self.limits.request_timeout));
+                }
                 // Left uninitialised: the parser writes the fields it fills,
                 // and zeroing the whole table per request costs more than
                 // parsing a small head.
@@ -141,7 +165,7 @@ impl<T: Transport> Conn<'_, T> {
                 match parsed.parse_with_uninit_headers(data, &mut fields[..max_headers]) {
                     Ok(httparse::Status::Complete(len)) => {
                         if len > self.limits.max_head_bytes {
-                            return Err(Stop::Reject(431, "the request head is too large"));
+                            return Err(head_too_large(data, self.limits));
                         }
                         self.request.fill(&data[..len], &parsed);
                         self.start += len;
@@ -151,25 +175,32 @@ impl<T: Transport> Conn<'_, T> {
                     Err(httparse::Error::TooManyHeaders) => {
                         return Err(Stop::Reject(431, "too many header fields"));
                     }
+                    Err(httparse::Error::Version) => match version::classify(data) {
+                        Unknown::LaterMinor(at) => {
+                            // Read as HTTP/1.1, which the parser knows.
+                            self.buf[self.start + at] = b'1';
+                            continue;
+                        }
+                        Unknown::OtherMajor => {
+                            return Err(Stop::Reject(505, "only HTTP/1.x is supported"));
+                        }
+                        Unknown::Malformed => {
+                            return Err(Stop::Reject(400, "malformed HTTP version"));
+                        }
+                    },
                     Err(err) => return Err(Stop::Reject(400, parse_error(err))),
                 }
                 if self.end - self.start >= self.limits.max_head_bytes {
-                    return Err(Stop::Reject(431, "the request head is too large"));
+                    return Err(head_too_large(&self.buf[self.start..self.end], self.limits));
                 }
             }
             // Answers to pipelined requests go out before the connection waits.
             self.flush()?;
-            let idle = self.start == self.end;
-            let limit = if idle {
-                if self.watch.stopping.load(Ordering::Relaxed) {
-                    return Err(Stop::Quiet);
-                }
-                self.limits.keep_alive_timeout
-            } else {
-                let now = Instant::now();
-                deadline
-                    .get_or_insert(now + self.limits.request_timeout)
-                    .saturating_duration_since(now)
+            let idle = head_deadline.is_none();
+            let limit = match head_deadline {
+                None if self.watch.stopping.load(Ordering::Relaxed) => return Err(Stop::Quiet),
+                None => self.limits.keep_alive_timeout,
+                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
             };
             self.watch.idle.set(idle);
             let read = self.fill(limit);
@@ -193,19 +224,7 @@ impl<T: Transport> Conn<'_, T> {
                 if head.expects_continue && self.end - self.start < length {
                     self.send_continue()?;
                 }
-                let buffered = (self.end - self.start).min(length);
-                let body = &mut self.request.body;
-                body.extend_from_slice(&self.buf[self.start..self.start + buffered]);
-                self.start += buffered;
-                let mut filled = body.len();
-                body.resize(length, 0);
-                while filled < length {
-                    let read = self
-                        .io
-                        .read_within(&mut body[filled..], self.limits.request_timeout);
-                    filled += progress(read)?;
-                }
-                Ok(())
+                self.body_bytes(length)
             }
             BodyFraming::Chunked => {
                 if head.expects_continue && self.start == self.end {
@@ -217,24 +236,21 @@ impl<T: Transport> Conn<'_, T> {
     }
 
     /// Decodes a chunked body (RFC 9112 §7.1); trailer fields are read and
-    /// dropped.
+    /// dropped. Every line must end with CRLF, and the chunk-size line is
+    /// read strictly (see [`chunked`]): a lenient reading is what request
+    /// smuggling uses.
     fn read_chunks(&mut self) -> Result<(), Stop> {
         loop {
             let size = loop {
-                // The parser allows whitespace before the size; RFC 9112 does
-                // not, and a lenient reading is what request smuggling uses.
-                if self.start < self.end && !self.buf[self.start].is_ascii_hexdigit() {
-                    return Err(Stop::Reject(400, "malformed chunk size"));
-                }
-                match httparse::parse_chunk_size(&self.buf[self.start..self.end]) {
-                    Ok(httparse::Status::Complete((used, size))) => {
+                match chunked::size_line(&self.buf[self.start..self.end]) {
+                    Ok((used, size)) => {
                         self.start += used;
                         break size;
                     }
-                    Ok(httparse::Status::Partial) if self.end - self.start < MAX_CHUNK_LINE => {
+                    Err(Unread::Partial) if self.end - self.start < MAX_CHUNK_LINE => {
                         self.more()?
                     }
-                    _ => return Err(Stop::Reject(400, "malformed chunk size")),
+                    Err(_) => return Err(Stop::Reject(400, "malformed chunk size line")),
                 }
             };
             if size == 0 {
@@ -244,18 +260,7 @@ impl<T: Transport> Conn<'_, T> {
             if size > room as u64 {
                 return Err(Stop::Reject(413, "the request body is too large"));
             }
-            let mut left = size as usize;
-            while left > 0 {
-                if self.start == self.end {
-                    self.more()?;
-                }
-                let take = left.min(self.end - self.start);
-                self.request
-                    .body
-                    .extend_from_slice(&self.buf[self.start..self.start + take]);
-                self.start += take;
-                left -= take;
-            }
+            self.body_bytes(size as usize)?;
             while self.end - self.start < 2 {
                 self.more()?;
             }
@@ -264,6 +269,28 @@ impl<T: Transport> Conn<'_, T> {
             }
             self.start += 2;
         }
+    }
+
+    /// Moves the next `n` bytes of the body into `self.request.body`: those
+    /// already buffered, then the rest read straight into the body, growing
+    /// it `BODY_PIECE` at a time as bytes arrive — never by the length a
+    /// client merely announces.
+    fn body_bytes(&mut self, n: usize) -> Result<(), Stop> {
+        let buffered = n.min(self.end - self.start);
+        let body = &mut self.request.body;
+        body.extend_from_slice(&self.buf[self.start..self.start + buffered]);
+        self.start += buffered;
+        let mut filled = body.len();
+        let end = filled + (n - buffered);
+        while filled < end {
+            let limit = self.body_wait();
+            let body = &mut self.request.body;
+            if filled == body.len() {
+                body.resize(end.min(filled + BODY_PIECE), 0);
+            }
+            filled += progress(self.io.read_within(&mut body[filled..], limit))?;
+        }
+        Ok(())
     }
 
     fn skip_trailers(&mut self) -> Result<(), Stop> {
@@ -275,6 +302,9 @@ impl<T: Transport> Conn<'_, T> {
                 &mut fields[..max_headers],
             ) {
                 Ok(httparse::Status::Complete((used, _))) => {
+                    if chunked::has_bare_lf(&self.buf[self.start..self.start + used]) {
+                        return Err(Stop::Reject(400, "a trailer line does not end with CRLF"));
+                    }
                     self.start += used;
                     return Ok(());
                 }
@@ -409,10 +439,16 @@ impl<T: Transport> Conn<'_, T> {
         sent.map_err(|_| Stop::Quiet)
     }
 
-    /// Reads more of a request that has begun: its client has
-    /// `request_timeout` to send something.
+    /// Reads more of a request's body.
     fn more(&mut self) -> Result<(), Stop> {
-        progress(self.fill(self.limits.request_timeout)).map(drop)
+        progress(self.fill(self.body_wait())).map(drop)
+    }
+
+    /// How long a read of the body may wait: `request_timeout` for something
+    /// to arrive, and no later than the whole request's deadline.
+    fn body_wait(&self) -> Duration {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        left.min(self.limits.request_timeout)
     }
 
     /// Reads into the free end of the buffer, first making room: moving the
@@ -435,8 +471,9 @@ impl<T: Transport> Conn<'_, T> {
     }
 }
 
-/// The outcome of a read in the middle of a request: data, or the end of the
-/// connection (the client left: quietly; it stalled: `408`).
+/// The outcome of a read in the middle of a request's body: data, or the end
+/// of the connection (the client left: quietly; it stalled, or its request
+/// passed its deadline: `408`).
 fn progress(read: io::Result<usize>) -> Result<usize, Stop> {
     match read {
         Ok(0) => Err(Stop::Quiet),
@@ -448,9 +485,24 @@ fn progress(read: io::Result<usize>) -> Result<usize, Stop> {
     }
 }
 
+/// The answer to a request head (beginning `head`) over `max_head_bytes`:
+/// `414 URI Too Long` when its request line alone is (the target is what
+/// makes a request line long), else `431`.
+fn head_too_large(head: &[u8], limits: &Limits) -> Stop {
+    let within = &head[..head.len().min(limits.max_head_bytes)];
+    if within.contains(&b'\n') {
+        Stop::Reject(431, "the request head is too large")
+    } else {
+        Stop::Reject(414, "the request line is too long")
+    }
+}
+
 /// Reads the head's framing and connection headers (RFC 9112 §6, §9).
 fn analyse(request: &Request, limits: &Limits) -> Result<Head, Stop> {
     let mut length: Option<u64> = None;
+    // Whether a Transfer-Encoding field is present, even an empty one: it
+    // still overrides Content-Length for a recipient that reads it.
+    let mut coded = false;
     let mut chunked = false;
     let (mut close, mut keep) = (false, false);
     let mut expects_continue = false;
@@ -464,6 +516,7 @@ fn analyse(request: &Request, limits: &Limits) -> Result<Head, Stop> {
             }
             length = Some(n);
         } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            coded = true;
             for coding in tokens(value) {
                 if chunked {
                     // `chunked` must be the last coding, and only once.
@@ -485,6 +538,9 @@ fn analyse(request: &Request, limits: &Limits) -> Result<Head, Stop> {
             }
             expects_continue = true;
         } else if name.eq_ignore_ascii_case("host") {
+            if !host::is_valid(value) {
+                return Err(Stop::Reject(400, "malformed Host"));
+            }
             hosts += 1;
         }
     }
@@ -494,6 +550,11 @@ fn analyse(request: &Request, limits: &Limits) -> Result<Head, Stop> {
             400,
             "an HTTP/1.1 request needs one Host header",
         ));
+    }
+    if coded && !chunked {
+        // No coding at all (`Transfer-Encoding:` or `,`): chunked is not the
+        // final coding, so the body's length is unknown (RFC 9112 §6.3).
+        return Err(Stop::Reject(400, "Transfer-Encoding names no coding"));
     }
     if chunked && (length.is_some() || version == Version::Http10) {
         // Both framings, or chunked in HTTP/1.0: the framing is ambiguous, a
@@ -536,7 +597,6 @@ fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
 
 fn parse_error(err: httparse::Error) -> &'static str {
     match err {
-        httparse::Error::Version => "unsupported HTTP version",
         httparse::Error::HeaderName | httparse::Error::HeaderValue => "malformed header field",
         httparse::Error::NewLine => "malformed line ending",
         _ => "malformed request line",
@@ -565,6 +625,25 @@ mod tests {
         ] {
             assert_eq!(parse_length(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_body_grows_as_it_arrives_not_by_the_length_announced() {
+        let input = b"\x80POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nabc";
+        let client = crate::fuzzing::Client::new(input).unwrap();
+        let handler = |_: &Request| Response::new(200);
+        let limits = Limits::default();
+        let watch = Watch {
+            idle: &Cell::new(false),
+            stopping: &AtomicBool::new(false),
+        };
+        let mut conn = Conn::new(client, None, &handler, &limits, watch);
+        let head = conn.read_head().ok().unwrap();
+        assert!(matches!(head.body, BodyFraming::Length(1_000_000)));
+        // The client stalls after three bytes of the body.
+        assert!(matches!(conn.read_body(&head), Err(Stop::Reject(408, _))));
+        assert!(conn.request.body.starts_with(b"abc"));
+        assert!(conn.request.body.capacity() <= 2 * BODY_PIECE);
     }
 
     #[test]

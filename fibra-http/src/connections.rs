@@ -4,7 +4,7 @@
 use crate::conn::{self, Watch};
 use crate::server::Shared;
 use fibra::net::TcpStream;
-use fibra::runtime::JoinHandle;
+use fibra::runtime::{JoinHandle, Unparker};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -16,6 +16,8 @@ pub(crate) struct Connections {
     shared: Arc<Shared>,
     live: RefCell<HashMap<u64, Live>>,
     next: Cell<u64>,
+    /// The green thread draining the connections, woken when the last ends.
+    drainer: RefCell<Option<Unparker>>,
 }
 
 struct Live {
@@ -30,6 +32,7 @@ impl Connections {
             shared,
             live: RefCell::default(),
             next: Cell::new(0),
+            drainer: RefCell::default(),
         })
     }
 
@@ -67,17 +70,29 @@ impl Connections {
 
     /// Ends every connection gracefully: those idle between requests are
     /// closed now; the others finish the request in flight (they see the
-    /// server stopping and close after their response). Returns when all
-    /// have ended.
-    pub(crate) fn drain(&self) {
-        let live: Vec<Live> = self.live.borrow_mut().drain().map(|(_, l)| l).collect();
-        for connection in live.iter().filter(|l| l.idle.get()) {
-            connection.thread.cancel();
+    /// server stopping and close after their response) — for up to the
+    /// server's grace period, after which those left are cancelled: each
+    /// unwinds where it waits, its socket closes, and its client gets no
+    /// response. Returns when all have ended.
+    pub(crate) fn drain(self: &Rc<Self>) {
+        let grace_period = self.shared.grace_period;
+        self.cancel(|live| live.idle.get());
+        *self.drainer.borrow_mut() = Some(fibra::runtime::current().unparker());
+        let connections = self.clone();
+        let reaper = fibra::spawn(move || {
+            fibra::time::sleep(grace_period);
+            connections.cancel(|_| true);
+        });
+        while !self.live.borrow().is_empty() {
+            fibra::runtime::park();
         }
-        for connection in live {
-            // A handler's panic was answered with a 500 already; a cancelled
-            // idle connection has nothing to report.
-            let _ = connection.thread.join();
+        reaper.cancel();
+    }
+
+    /// Cancels the connections `which` picks (they end when next scheduled).
+    fn cancel(&self, which: impl Fn(&Live) -> bool) {
+        for live in self.live.borrow().values().filter(|l| which(l)) {
+            live.thread.cancel();
         }
     }
 }
@@ -92,7 +107,14 @@ struct Ended<'a, F: FnOnce()> {
 
 impl<F: FnOnce()> Drop for Ended<'_, F> {
     fn drop(&mut self) {
-        self.connections.live.borrow_mut().remove(&self.id);
+        let mut live = self.connections.live.borrow_mut();
+        live.remove(&self.id);
+        if live.is_empty()
+            && let Some(drainer) = self.connections.drainer.borrow().as_ref()
+        {
+            drainer.unpark();
+        }
+        drop(live);
         if let Some(on_end) = self.on_end.take() {
             on_end();
         }

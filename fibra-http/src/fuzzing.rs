@@ -13,11 +13,24 @@ use std::time::Duration;
 /// rest: its low 7 bits how many bytes each read returns (0 counts as 1); its
 /// top bit what happens once all is sent — set, the client stalls (reads time
 /// out); clear, it closes. What the server writes is kept.
-struct Client<'a> {
+pub(crate) struct Client<'a> {
     sent: &'a [u8],
     piece: usize,
     stalls_at_end: bool,
     received: Vec<u8>,
+}
+
+impl Client<'_> {
+    /// The client `input` describes; `None` for an empty input.
+    pub(crate) fn new(input: &[u8]) -> Option<Client<'_>> {
+        let (&piece, sent) = input.split_first()?;
+        Some(Client {
+            sent,
+            piece: usize::from(piece & 0x7f).max(1),
+            stalls_at_end: piece & 0x80 != 0,
+            received: Vec::new(),
+        })
+    }
 }
 
 impl Transport for Client<'_> {
@@ -43,7 +56,7 @@ impl Transport for Client<'_> {
 /// `fibra-http/fuzz/README.md`) with small limits and a
 /// router that echoes, streams and rejects; returns what the server wrote.
 pub fn serve_bytes(input: &[u8]) -> Vec<u8> {
-    let Some((&piece, sent)) = input.split_first() else {
+    let Some(mut client) = Client::new(input) else {
         return Vec::new();
     };
     let router = Router::new()
@@ -59,12 +72,6 @@ pub fn serve_bytes(input: &[u8]) -> Vec<u8> {
         max_headers: 8,
         max_body_bytes: 4096,
         ..Limits::default()
-    };
-    let mut client = Client {
-        sent,
-        piece: usize::from(piece & 0x7f).max(1),
-        stalls_at_end: piece & 0x80 != 0,
-        received: Vec::new(),
     };
     let watch = Watch {
         idle: &Cell::new(false),

@@ -29,8 +29,10 @@
 //!
 //! # The protocol
 //!
-//! HTTP/1.1 and 1.0: keep-alive (1.1 by default, 1.0 when asked) and
-//! pipelining (answered in order, in as few writes as possible); request
+//! HTTP/1.1 and 1.0 (a later 1.x is answered as 1.1, RFC 9110 §2.5):
+//! keep-alive (1.1 by default, 1.0 when asked) and pipelining (answered in
+//! order, in as few writes as possible); targets in origin, absolute and
+//! asterisk form (see [`Request::path`]); request
 //! bodies framed by `Content-Length` or chunked (decoded before the handler
 //! runs; `Expect: 100-continue` is answered); responses framed by
 //! `Content-Length`, or chunked for a streamed [`Body`]; `HEAD` answered
@@ -43,23 +45,29 @@
 //!
 //! | the client | the answer |
 //! |---|---|
-//! | sends a malformed request line or header, a bad `Content-Length`, both or conflicting framings, or no `Host` in HTTP/1.1 | `400 Bad Request` |
+//! | sends a malformed request line or header, a bad `Content-Length`, both or conflicting framings, no `Host` in HTTP/1.1, more than one, or one that is not `host[:port]` (RFC 3986) | `400 Bad Request` |
+//! | sends a chunked body with a chunk line outside RFC 9112's grammar (a bare LF or a control byte anywhere in it, whitespace that no `;` follows, a malformed extension), or a chunk or trailer line not ended by CRLF | `400 Bad Request` |
+//! | sends a request line over `max_head_bytes` | `414 URI Too Long` |
 //! | sends a head over `max_head_bytes` or more than `max_headers` fields | `431 Request Header Fields Too Large` |
 //! | announces or sends a body over `max_body_bytes` | `413 Content Too Large` |
-//! | uses a transfer coding other than chunked | `501 Not Implemented` |
+//! | sends `Transfer-Encoding` naming no coding (empty, or only commas), or with chunked not last or repeated | `400 Bad Request` |
+//! | uses a transfer coding other than chunked (whatever `Content-Length` says) | `501 Not Implemented` |
 //! | expects something other than `100-continue` | `417 Expectation Failed` |
-//! | stalls within a request past `request_timeout` (slowloris) | `408 Request Timeout` |
+//! | sends a request line with an HTTP version other than 1.x (`HTTP/2.0`, `HTTP/0.9`) | `505 HTTP Version Not Supported` |
+//! | stalls within a request past `request_timeout` (slowloris), or takes longer than `whole_request_timeout` to send all of one | `408 Request Timeout` |
 //! | idles between requests past `keep_alive_timeout`, disconnects or resets | the connection closes, nothing else |
 //! | triggers a panic in the handler | `500 Internal Server Error` |
 //!
 //! The server never stops accepting on a client's account.
 
+mod chunked;
 mod conn;
 mod connections;
 mod date;
 #[doc(hidden)]
 pub mod fuzzing;
 mod handler;
+mod host;
 mod limits;
 mod request;
 mod response;
@@ -67,6 +75,7 @@ mod router;
 mod server;
 mod status;
 mod transport;
+mod version;
 
 pub use handler::Handler;
 pub use limits::Limits;

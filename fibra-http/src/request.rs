@@ -74,7 +74,8 @@ impl Request {
             start..start + part.len()
         };
         self.method = range(parsed.method.unwrap_or_default().as_bytes());
-        let target = range(parsed.path.unwrap_or_default().as_bytes());
+        let mut target = range(parsed.path.unwrap_or_default().as_bytes());
+        target.start += authority_len(&raw[target.clone()]);
         match raw[target.clone()].iter().position(|&b| b == b'?') {
             Some(q) => {
                 self.path = target.start..target.start + q;
@@ -111,9 +112,15 @@ impl Request {
     }
 
     /// The target's path, e.g. `/search` for `GET /search?q=fibra`, as sent
-    /// (not percent-decoded).
+    /// (not percent-decoded). For a target in absolute form
+    /// (`GET http://example.com/search?q=fibra`, as sent to proxies and
+    /// accepted by servers, RFC 9112 §3.2.2) it is the path within it, and
+    /// `/` if it has none; for `OPTIONS *` it is `*`.
     pub fn path(&self) -> &str {
-        self.text(&self.path)
+        match self.text(&self.path) {
+            "" => "/",
+            path => path,
+        }
     }
 
     /// The target's query, e.g. `q=fibra` for `GET /search?q=fibra`, as sent.
@@ -158,6 +165,27 @@ impl Request {
     }
 }
 
+/// How long the `scheme://authority` part of a target in absolute form is
+/// (0 for any other form): what comes after it is the path and query.
+fn authority_len(target: &[u8]) -> usize {
+    let Some(colon) = target.iter().position(|&b| b == b':') else {
+        return 0;
+    };
+    let (scheme, rest) = target.split_at(colon);
+    let is_scheme = scheme.first().is_some_and(u8::is_ascii_alphabetic)
+        && scheme
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b"+-.".contains(&b));
+    let Some(after) = rest.strip_prefix(b"://").filter(|_| is_scheme) else {
+        return 0;
+    };
+    let authority = after
+        .iter()
+        .position(|&b| b == b'/' || b == b'?')
+        .unwrap_or(after.len());
+    colon + 3 + authority
+}
+
 impl fmt::Debug for Request {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Request")
@@ -168,5 +196,23 @@ impl fmt::Debug for Request {
             .field("headers", &self.headers.len())
             .field("body", &self.body.len())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn authority_forms() {
+        assert_eq!(authority_len(b"/a?b"), 0);
+        assert_eq!(authority_len(b"*"), 0);
+        assert_eq!(authority_len(b"/x://y"), 0);
+        assert_eq!(authority_len(b"example.com:443"), 0);
+        assert_eq!(authority_len(b"http://x/hello"), 8);
+        assert_eq!(authority_len(b"HTTPS://a.b:8080/p?q"), 16);
+        assert_eq!(authority_len(b"http://x"), 8);
+        assert_eq!(authority_len(b"http://x?q=1"), 8);
+        assert_eq!(authority_len(b"1http://x/"), 0);
     }
 }

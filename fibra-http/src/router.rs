@@ -9,7 +9,9 @@ use crate::{Handler, Request, Response};
 /// added that matches wins. `HEAD` is answered by the `GET` route when there
 /// is no `HEAD` one (the body is not sent). A path no route matches gets
 /// `404 Not Found`; a path some route matches with another method gets
-/// `405 Method Not Allowed` with an `Allow` header.
+/// `405 Method Not Allowed` with an `Allow` header. `OPTIONS *` (a question
+/// about the server, not a resource) gets `200 OK` with an `Allow` header of
+/// every method routed, unless a route for `*` answers it.
 ///
 /// ```
 /// use fibra_http::{Response, Router};
@@ -85,6 +87,24 @@ impl Router {
         self.route("DELETE", path, handler)
     }
 
+    /// An `Allow` value: the methods of the routes whose pattern `matching`
+    /// accepts, each once, in the order added — and `HEAD` after `GET`, since
+    /// a `GET` route answers it.
+    fn allow(&self, matching: impl Fn(&Pattern) -> bool) -> String {
+        let mut allowed: Vec<&str> = Vec::new();
+        for route in self.routes.iter().filter(|r| matching(&r.pattern)) {
+            for method in [route.method.as_str()]
+                .into_iter()
+                .chain((route.method == "GET").then_some("HEAD"))
+            {
+                if !allowed.contains(&method) {
+                    allowed.push(method);
+                }
+            }
+        }
+        allowed.join(", ")
+    }
+
     fn find(&self, method: &str, path: &str) -> Option<&Route> {
         self.routes
             .iter()
@@ -101,18 +121,16 @@ impl Handler for Router {
         if let Some(route) = route {
             return route.handler.handle(request);
         }
-        let mut allowed: Vec<&str> = Vec::new();
-        for route in self.routes.iter().filter(|r| r.pattern.matches(path)) {
-            if !allowed.contains(&route.method.as_str()) {
-                allowed.push(&route.method);
-            }
+        if (method, path) == ("OPTIONS", "*") {
+            // The server asked about itself (RFC 9110 §9.3.7): what it serves
+            // anywhere.
+            return Response::new(200).with_header("allow", self.allow(|_| true));
         }
-        if allowed.is_empty() {
-            Response::new(404).with_body("not found\n")
-        } else {
-            Response::new(405)
-                .with_header("allow", allowed.join(", "))
-                .with_body("method not allowed\n")
+        match self.allow(|pattern| pattern.matches(path)) {
+            allowed if allowed.is_empty() => Response::new(404).with_body("not found\n"),
+            allowed => Response::new(405)
+                .with_header("allow", allowed)
+                .with_body("method not allowed\n"),
         }
     }
 }

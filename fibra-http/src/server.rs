@@ -16,6 +16,8 @@ use std::time::Duration;
 /// `net.core.somaxconn`); `std`'s 128 overflows when a thousand clients
 /// connect at once, and an overflowed client waits a second to retry.
 const BACKLOG: i32 = 1024;
+/// How long a graceful shutdown waits for requests in flight by default.
+const GRACE_PERIOD: Duration = Duration::from_secs(10);
 
 /// How a server runs its connections. The handler is the same in both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,11 +40,12 @@ impl Mode {
     }
 }
 
-/// Builds a [`Server`]: its mode and limits.
+/// Builds a [`Server`]: its mode, limits and shutdown grace period.
 #[derive(Clone, Debug)]
 pub struct Builder {
     mode: Mode,
     limits: Limits,
+    grace_period: Duration,
 }
 
 impl Default for Builder {
@@ -50,6 +53,7 @@ impl Default for Builder {
         Builder {
             mode: Mode::Threads,
             limits: Limits::default(),
+            grace_period: GRACE_PERIOD,
         }
     }
 }
@@ -62,6 +66,17 @@ impl Builder {
 
     pub fn limits(mut self, limits: Limits) -> Builder {
         self.limits = limits;
+        self
+    }
+
+    /// How long a graceful shutdown lets requests in flight finish (default
+    /// 10 s). Past it, the connections still open are closed where they
+    /// are — a response not yet sent is lost — and
+    /// [`serve`](Server::serve) returns. A handler that computes without
+    /// ever waiting (on IO, a timer, a channel) cannot be stopped there: it
+    /// runs to its end.
+    pub fn grace_period(mut self, grace_period: Duration) -> Builder {
+        self.grace_period = grace_period;
         self
     }
 
@@ -88,6 +103,7 @@ impl Builder {
                         listener,
                         mode: self.mode,
                         limits: self.limits,
+                        grace_period: self.grace_period,
                         control: Arc::default(),
                     });
                 }
@@ -132,6 +148,7 @@ pub struct Server {
     listener: std::net::TcpListener,
     mode: Mode,
     limits: Limits,
+    grace_period: Duration,
     control: Arc<Control>,
 }
 
@@ -147,12 +164,15 @@ pub(crate) struct Control {
 pub(crate) struct Shared {
     pub(crate) handler: Box<dyn Handler>,
     pub(crate) limits: Limits,
+    pub(crate) grace_period: Duration,
     pub(crate) control: Arc<Control>,
 }
 
 /// Stops a [`Server`] from any thread: it stops accepting, closes the
 /// connections idle between requests, lets the requests in flight finish
-/// (their responses say `Connection: close`), and then `serve` returns.
+/// (their responses say `Connection: close`) within the grace period (see
+/// [`Builder::grace_period`]), closes what is left, and then `serve`
+/// returns.
 #[derive(Clone, Debug)]
 pub struct ShutdownHandle(Arc<Control>);
 
@@ -217,6 +237,7 @@ impl Server {
         let shared = Arc::new(Shared {
             handler: Box::new(handler),
             limits: self.limits,
+            grace_period: self.grace_period,
             control: self.control,
         });
         let listener = self.listener;

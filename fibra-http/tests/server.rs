@@ -51,11 +51,11 @@ struct Running {
 
 impl Running {
     fn start(mode: Mode, limits: Limits) -> Running {
-        let server = Server::builder()
-            .mode(mode)
-            .limits(limits)
-            .bind("127.0.0.1:0")
-            .unwrap();
+        Running::build(Server::builder().mode(mode).limits(limits))
+    }
+
+    fn build(builder: fibra_http::Builder) -> Running {
+        let server = builder.bind("127.0.0.1:0").unwrap();
         let addr = server.local_addr().unwrap();
         let shutdown = server.shutdown_handle();
         let thread = Some(thread::spawn(move || server.serve(router())));
@@ -413,9 +413,39 @@ fn unknown_paths_and_methods_get_404_and_405() {
     assert_eq!(client.response().status, 404);
     client.send(b"DELETE /hello HTTP/1.1\r\nHost: t\r\n\r\n");
     let reply = client.response();
-    assert_eq!((reply.status, reply.header("allow")), (405, Some("GET")));
+    assert_eq!(
+        (reply.status, reply.header("allow")),
+        (405, Some("GET, HEAD")),
+        "a GET route answers HEAD too"
+    );
     client.send(GET_HELLO);
     assert_eq!(client.response().status, 200);
+}
+
+/// RFC 9112 §3.2.2: a server accepts a target in absolute form and routes
+/// on its path; `OPTIONS *` asks about the server itself.
+#[test]
+fn absolute_form_targets_route_on_their_path_and_options_star_gets_200() {
+    for mode in MODES {
+        let server = Running::new(mode);
+        let mut client = server.client();
+        client.send(b"GET http://x/hello HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(client.response().body, b"Hello, world!\n");
+        client.send(
+            b"POST HTTPS://x:8443/echo?q=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi",
+        );
+        assert_eq!(client.response().body, b"hi");
+        client.send(b"GET http://x HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(client.response().status, 404, "the path is /");
+        client.send(b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n");
+        let reply = client.response();
+        assert_eq!(reply.status, 200);
+        assert!(reply.body.is_empty());
+        assert!(reply.header("allow").unwrap().contains("POST"));
+        // Still in step.
+        client.send(GET_HELLO);
+        assert_eq!(client.response().status, 200);
+    }
 }
 
 #[test]
@@ -424,7 +454,7 @@ fn malformed_requests_get_400_and_a_close() {
         let server = Running::new(mode);
         let cases: [&[u8]; 10] = [
             b"GARBAGE\r\n\r\n",
-            b"GET /hello HTTP/9.9\r\nHost: t\r\n\r\n",
+            b"GET /hello HTTP/1.x\r\nHost: t\r\n\r\n",
             b"GET /hello HTTP/1.1\r\nHost: t\r\nBad Header: x\r\n\r\n",
             b"GET /hello HTTP/1.1\r\n\r\n",
             b"GET /hello HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
@@ -441,6 +471,88 @@ fn malformed_requests_get_400_and_a_close() {
         let mut client = server.client();
         client.send(GET_HELLO);
         assert_eq!(client.response().status, 200);
+    }
+}
+
+/// A chunk line is read as RFC 9112 writes it: a front-end that ends lines
+/// at a bare LF would otherwise see other requests than the server does.
+#[test]
+fn a_chunk_line_that_is_not_strictly_well_formed_gets_400() {
+    for mode in MODES {
+        let server = Running::new(mode);
+        let cases: [&[u8]; 7] = [
+            // A bare LF in an extension: served once as "abcxyz".
+            b"GET /hello HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              3;\nabc\r\nxyz\r\n0\r\n\r\n",
+            // ... and a request smuggled behind one.
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2;\nAB\r\nCD\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2\nAB\r\n0\r\n\r\n",
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2;a=\"\x01\"\r\nAB\r\n0\r\n\r\n",
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2;a b\r\nAB\r\n0\r\n\r\n",
+            // The CRLF after the data, and the trailer section's.
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2\r\nAB\n0\r\n\r\n",
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2\r\nAB\r\n0\r\nX-T: 1\n\r\n",
+        ];
+        for raw in cases {
+            server.client().rejected(raw, 400);
+        }
+        // Extensions that keep to the grammar are read and dropped.
+        let mut client = server.client();
+        client.send(
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              2 ; a = b ; c=\"d\\\"e\"\r\nAB\r\n0\r\n\r\n",
+        );
+        assert_eq!(client.response().body, b"AB");
+    }
+}
+
+/// RFC 9110 §2.5: a later 1.x is read as 1.1; another major version is not
+/// HTTP/1.x at all.
+#[test]
+fn versions_past_1_1_are_read_as_1_1_or_get_505() {
+    for mode in MODES {
+        let server = Running::new(mode);
+        let mut client = server.client();
+        for _ in 0..2 {
+            client.send(b"GET /hello HTTP/1.2\r\nHost: t\r\n\r\n");
+            let reply = client.response();
+            assert_eq!((reply.status, reply.closes()), (200, false));
+        }
+        client.send(b"GET /hello HTTP/1.9\r\nHost: t\r\nConnection: close\r\n\r\n");
+        assert_eq!(client.response().status, 200);
+        assert!(client.is_closed());
+        for raw in [
+            &b"GET /hello HTTP/2.0\r\nHost: t\r\n\r\n"[..],
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+            b"GET /hello HTTP/3.0\r\nHost: t\r\n\r\n",
+            b"GET /hello HTTP/9.9\r\nHost: t\r\n\r\n",
+            b"GET /hello HTTP/0.9\r\n\r\n",
+        ] {
+            server.client().rejected(raw, 505);
+        }
+    }
+}
+
+/// RFC 9112 §3.2: a Host that is not `uri-host [":" port]` gets 400.
+#[test]
+fn an_invalid_host_gets_400() {
+    for mode in MODES {
+        let server = Running::new(mode);
+        for host in ["a b", "a/b", "a@b", "x:y", "[::1", "[nope]", "a%zz"] {
+            let raw = format!("GET /hello HTTP/1.1\r\nHost: {host}\r\n\r\n");
+            server.client().rejected(raw.as_bytes(), 400);
+        }
+        let mut client = server.client();
+        for host in ["example.com:8080", "127.0.0.1", "[::1]:80", ""] {
+            client.send(format!("GET /hello HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes());
+            assert_eq!(client.response().status, 200, "{host:?}");
+        }
     }
 }
 
@@ -469,6 +581,25 @@ fn oversized_heads_get_431() {
 }
 
 #[test]
+fn a_request_line_over_the_head_limit_gets_414() {
+    for mode in MODES {
+        let server = Running::new(mode);
+        let long = format!("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", "a".repeat(100_000));
+        server.client().rejected(long.as_bytes(), 414);
+    }
+    let limits = Limits {
+        max_head_bytes: 1024,
+        ..Limits::default()
+    };
+    let server = Running::start(Mode::Threads, limits);
+    // Over the limit before the line ends, and in a complete head.
+    let endless = format!("GET /{}", "a".repeat(2000));
+    server.client().rejected(endless.as_bytes(), 414);
+    let whole = format!("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", "a".repeat(1100));
+    server.client().rejected(whole.as_bytes(), 414);
+}
+
+#[test]
 fn oversized_bodies_get_413_without_being_read() {
     let limits = Limits {
         max_body_bytes: 1000,
@@ -494,6 +625,24 @@ fn oversized_bodies_get_413_without_being_read() {
     }
 }
 
+/// Any Transfer-Encoding field counts, even one that names no coding: a
+/// front-end that reads it would frame the body otherwise.
+#[test]
+fn a_transfer_encoding_that_does_not_end_in_chunked_gets_400() {
+    for mode in MODES {
+        let server = Running::new(mode);
+        let cases: [&[u8]; 4] = [
+            b"GET /hello HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \r\nContent-Length: 5\r\n\r\nhello",
+            b"GET /hello HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ,\r\nContent-Length: 5\r\n\r\nhello",
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\n\r\n",
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        ];
+        for raw in cases {
+            server.client().rejected(raw, 400);
+        }
+    }
+}
+
 #[test]
 fn unsupported_transfer_codings_get_501_and_expectations_417() {
     let server = Running::new(Mode::Threads);
@@ -503,6 +652,12 @@ fn unsupported_transfer_codings_get_501_and_expectations_417() {
     );
     server.client().rejected(
         b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: identity\r\n\r\n",
+        501,
+    );
+    // A coding that is not chunked framed nothing: Content-Length does not
+    // stand in for it.
+    server.client().rejected(
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\nContent-Length: 5\r\n\r\nhello",
         501,
     );
     server.client().rejected(
@@ -556,6 +711,44 @@ fn a_slowloris_client_gets_408_and_is_closed() {
         let mut client = server.client();
         client.send(GET_HELLO);
         assert_eq!(client.response().status, 200);
+    }
+}
+
+/// A body trickled in, each byte well within `request_timeout` of the last,
+/// is still bounded: the whole request has `whole_request_timeout`.
+#[test]
+fn a_trickled_body_gets_408_at_the_whole_request_deadline() {
+    let limits = Limits {
+        whole_request_timeout: Duration::from_millis(500),
+        ..Limits::default()
+    };
+    for mode in MODES {
+        let server = Running::start(mode, limits.clone());
+        let mut client = server.client();
+        client.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n");
+        let trickle = client.stream.try_clone().unwrap();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let trickler = {
+            let done = done.clone();
+            thread::spawn(move || {
+                for _ in 0..1000 {
+                    if done.load(Ordering::SeqCst) || (&trickle).write_all(b"x").is_err() {
+                        return;
+                    }
+                    thread::sleep(Duration::from_millis(20));
+                }
+            })
+        };
+        let started = std::time::Instant::now();
+        let reply = client.response();
+        done.store(true, Ordering::SeqCst);
+        assert_eq!((reply.status, reply.closes()), (408, true));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the deadline, not the trickle's end, ended it"
+        );
+        assert!(client.is_closed());
+        trickler.join().unwrap();
     }
 }
 
@@ -640,6 +833,40 @@ fn graceful_shutdown_finishes_requests_in_flight() {
             TcpStream::connect(server.addr).is_err(),
             "no more connections are accepted"
         );
+    }
+}
+
+#[test]
+fn shutdown_closes_what_is_left_after_the_grace_period() {
+    let limits = Limits {
+        request_timeout: Duration::from_secs(120),
+        whole_request_timeout: Duration::from_secs(300),
+        ..Limits::default()
+    };
+    for mode in MODES {
+        let mut server = Running::build(
+            Server::builder()
+                .mode(mode)
+                .limits(limits.clone())
+                .grace_period(Duration::from_millis(300)),
+        );
+        // A request in flight (its head read: the server asks for the body)
+        // whose body never comes.
+        let mut stuck = server.client();
+        stuck.send(
+            b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n",
+        );
+        let mut interim = [0; 25];
+        stuck.stream.read_exact(&mut interim).unwrap();
+        assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+        stuck.send(b"abc");
+        let started = std::time::Instant::now();
+        server.stop();
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "serve returned after the grace period, not the request timeout"
+        );
+        assert!(stuck.is_closed(), "closed without a response");
     }
 }
 

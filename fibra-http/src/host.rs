@@ -1,0 +1,131 @@
+//! The `Host` field's value (RFC 9112 §3.2): `uri-host [ ":" port ]`, as
+//! RFC 3986 §3.2.2 writes a host. A server must refuse a request whose Host
+//! is not one: a value such as `a b` may name another host to a proxy or a
+//! cache than to the application.
+
+use std::net::Ipv6Addr;
+
+/// Whether `value` (leading and trailing whitespace aside) is a valid Host:
+/// a reg-name (which covers IPv4 addresses), or an IPv6 or IPvFuture literal
+/// in brackets, then maybe `:` and a port of digits. An empty value is valid:
+/// it is what a client sends for a target without an authority.
+pub(crate) fn is_valid(value: &[u8]) -> bool {
+    let value = value.trim_ascii();
+    let port = match value.strip_prefix(b"[") {
+        Some(literal) => match literal.iter().position(|&b| b == b']') {
+            Some(close) if is_ip_literal(&literal[..close]) => &literal[close + 1..],
+            _ => return false,
+        },
+        None => {
+            let colon = value.iter().position(|&b| b == b':').unwrap_or(value.len());
+            let (name, port) = value.split_at(colon);
+            if !is_reg_name(name) {
+                return false;
+            }
+            port
+        }
+    };
+    match port.split_first() {
+        None => true,
+        Some((&colon, digits)) => colon == b':' && digits.iter().all(u8::is_ascii_digit),
+    }
+}
+
+/// `*( unreserved / pct-encoded / sub-delims )`.
+fn is_reg_name(name: &[u8]) -> bool {
+    let mut rest = name;
+    while let Some((&byte, after)) = rest.split_first() {
+        rest = match byte {
+            b'%' => match after {
+                [high, low, after @ ..] if high.is_ascii_hexdigit() && low.is_ascii_hexdigit() => {
+                    after
+                }
+                _ => return false,
+            },
+            _ if is_unreserved(byte) || is_sub_delim(byte) => after,
+            _ => return false,
+        };
+    }
+    true
+}
+
+/// What stands between the brackets of an IP-literal: an IPv6 address, or
+/// `v` 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ).
+fn is_ip_literal(inner: &[u8]) -> bool {
+    if let Some(future) = inner
+        .strip_prefix(b"v")
+        .or_else(|| inner.strip_prefix(b"V"))
+    {
+        let dot = future
+            .iter()
+            .position(|&b| b == b'.')
+            .unwrap_or(future.len());
+        let (version, rest) = future.split_at(dot);
+        return !version.is_empty()
+            && version.iter().all(u8::is_ascii_hexdigit)
+            && rest.len() > 1
+            && rest[1..]
+                .iter()
+                .all(|&b| is_unreserved(b) || is_sub_delim(b) || b == b':');
+    }
+    std::str::from_utf8(inner).is_ok_and(|text| text.parse::<Ipv6Addr>().is_ok())
+}
+
+fn is_unreserved(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"-._~".contains(&byte)
+}
+
+fn is_sub_delim(byte: u8) -> bool {
+    b"!$&'()*+,;=".contains(&byte)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_hosts() {
+        for good in [
+            &b""[..],
+            b"example.com",
+            b"example.com:8080",
+            b"EXAMPLE.com:",
+            b"127.0.0.1:80",
+            b"[::1]",
+            b"[::1]:8080",
+            b"[2001:db8::7]",
+            b"[v1.fe80::a+en1]",
+            b"a%20b",
+            b"sub-delims!$&'()*+,;=",
+            b" localhost ",
+        ] {
+            assert!(is_valid(good), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn invalid_hosts() {
+        for bad in [
+            &b"a b"[..],
+            b"a/b",
+            b"a@b",
+            b"a:b",
+            b"a:80:80",
+            b"a%2",
+            b"a%zz",
+            b"[::1",
+            b"[::1]x",
+            b"[::1]:x",
+            b"[example.com]",
+            b"[v1]",
+            b"[v.x]",
+            b"::1",
+            b"a\tb",
+            b"\xc3\xa9",
+            b"a?b",
+            b"a#b",
+        ] {
+            assert!(!is_valid(bad), "{bad:?}");
+        }
+    }
+}
