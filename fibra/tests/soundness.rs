@@ -39,7 +39,11 @@ impl Witness {
 
 impl Drop for Witness {
     fn drop(&mut self) {
-        assert_eq!(std::hint::black_box(self.magic), MAGIC, "a live stack was reused");
+        assert_eq!(
+            std::hint::black_box(self.magic),
+            MAGIC,
+            "a live stack was reused"
+        );
         self.drops.set(self.drops.get() + 1);
     }
 }
@@ -100,8 +104,16 @@ fn f1_a_dropped_fiber_that_catches_the_unwind_cannot_transfer_away() {
     x.resume(()).unwrap();
     drop(x);
     assert_eq!(transfer.get(), Some(Err(FiberError::Dropping)));
-    assert_eq!(drops.get(), 1, "the local on the dropped fiber's stack was dropped");
-    assert_eq!(w.status(), Status::Created, "nothing ran on the dropped fiber's behalf");
+    assert_eq!(
+        drops.get(),
+        1,
+        "the local on the dropped fiber's stack was dropped"
+    );
+    assert_eq!(
+        w.status(),
+        Status::Created,
+        "nothing ran on the dropped fiber's behalf"
+    );
     assert!(!std::thread::panicking());
     scribble_on_the_next_stack();
 }
@@ -109,7 +121,11 @@ fn f1_a_dropped_fiber_that_catches_the_unwind_cannot_transfer_away() {
 // Finding 1, mode "hop": a destructor transfers during the forced unwind.
 #[test]
 fn f1_a_destructor_cannot_transfer_away_from_a_fiber_being_dropped() {
-    struct Hop<'a>(&'a Yielder<(), (), ()>, Rc<Unit>, Rc<Cell<Option<FiberError>>>);
+    struct Hop<'a>(
+        &'a Yielder<(), (), ()>,
+        Rc<Unit>,
+        Rc<Cell<Option<FiberError>>>,
+    );
     impl Drop for Hop<'_> {
         fn drop(&mut self) {
             self.2.set(self.0.transfer(&self.1, ()).err());
@@ -182,14 +198,17 @@ fn f3_a_stack_size_that_overflows_is_an_error_naming_it() {
         assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
         assert!(err.to_string().contains("does not fit"), "{err}");
     }
-    let payload = panic::catch_unwind(|| {
-        fibra::runtime::Builder::new()
-            .stack_size(1 << 60)
-            .run(|| 7)
-    })
-    .unwrap_err();
-    let message = payload.downcast_ref::<String>().cloned().unwrap_or_default();
-    assert!(message.contains("could not start") && message.contains("does not fit"), "{message}");
+    let payload =
+        panic::catch_unwind(|| fibra::runtime::Builder::new().stack_size(1 << 60).run(|| 7))
+            .unwrap_err();
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("could not start") && message.contains("does not fit"),
+        "{message}"
+    );
 }
 
 struct SleepOnDrop(Rc<Cell<u32>>);
@@ -217,7 +236,10 @@ fn f4_a_destructor_that_waits_in_a_cancelled_thread_completes() {
         });
         fibra::time::sleep(Duration::from_millis(2));
         worker.cancel();
-        assert!(matches!(worker.join(), Err(fibra::runtime::JoinError::Cancelled)));
+        assert!(matches!(
+            worker.join(),
+            Err(fibra::runtime::JoinError::Cancelled)
+        ));
         assert_eq!(d.get(), 1);
         // And at the end of the runtime.
         let _late = fibra::spawn(move || {
@@ -328,7 +350,9 @@ fn f11_duration_max_timeouts_do_not_overflow() {
             p.1.notify_one();
         });
         let guard = pair.0.lock();
-        let (guard, timed_out) = pair.1.wait_timeout_while(guard, Duration::MAX, |ready| !*ready);
+        let (guard, timed_out) = pair
+            .1
+            .wait_timeout_while(guard, Duration::MAX, |ready| !*ready);
         assert!(*guard && !timed_out);
         drop(guard);
         waker.join().unwrap();
@@ -339,7 +363,11 @@ fn f11_duration_max_timeouts_do_not_overflow() {
 #[test]
 fn f12_a_panic_with_a_backtrace_fits_on_the_smallest_stack() {
     let out = child("small_stack_panic", &[("RUST_BACKTRACE", "full")]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("caught"));
 }
 
@@ -350,7 +378,10 @@ fn f13_a_destructor_that_suspends_during_the_drop_aborts_with_a_message() {
     let out = child("dtor_suspends", &[]);
     assert_eq!(out.status.signal(), Some(libc_sigabrt()), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("fibra: a fiber suspended while it was being dropped"), "{stderr}");
+    assert!(
+        stderr.contains("fibra: a fiber suspended while it was being dropped"),
+        "{stderr}"
+    );
 }
 
 fn libc_sigabrt() -> i32 {
@@ -360,7 +391,12 @@ fn libc_sigabrt() -> i32 {
 /// Runs the test `child_process` of this binary with `CHILD=which` and `env`.
 fn child(which: &str, env: &[(&str, &str)]) -> std::process::Output {
     Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_process", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "child_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD, which)
         .envs(env.iter().copied())
         .output()

@@ -14,6 +14,9 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
 
+/// One check: `Err` says what was seen instead.
+type Check = fn() -> Result<(), String>;
+
 struct Count(Rc<Cell<u32>>);
 impl Drop for Count {
     fn drop(&mut self) {
@@ -84,7 +87,9 @@ fn timeout_elapses() -> Result<(), String> {
         let late = fibra::time::timeout(Duration::from_millis(5), || {
             fibra::time::sleep(Duration::from_secs(60))
         });
-        late.is_err().then_some(()).ok_or("it did not time out".into())
+        late.is_err()
+            .then_some(())
+            .ok_or("it did not time out".into())
     })
 }
 
@@ -113,13 +118,28 @@ fn main() {
         eprintln!("build this with `--profile abort` (panic = \"abort\"): it checks that strategy");
         std::process::exit(2);
     }
-    let checks: [(&str, fn() -> Result<(), String>); 6] = [
-        ("a generator dropped before its end", generator_dropped_early),
-        ("a suspended fiber dropped is leaked", suspended_fiber_is_leaked),
-        ("unstarted and finished fibers are dropped", unstarted_and_finished_fibers_are_dropped),
-        ("run ends with threads still parked", run_ends_with_parked_threads),
+    let checks: [(&str, Check); 6] = [
+        (
+            "a generator dropped before its end",
+            generator_dropped_early,
+        ),
+        (
+            "a suspended fiber dropped is leaked",
+            suspended_fiber_is_leaked,
+        ),
+        (
+            "unstarted and finished fibers are dropped",
+            unstarted_and_finished_fibers_are_dropped,
+        ),
+        (
+            "run ends with threads still parked",
+            run_ends_with_parked_threads,
+        ),
         ("a timeout elapses", timeout_elapses),
-        ("cancel abandons a parked thread", cancel_abandons_the_thread),
+        (
+            "cancel abandons a parked thread",
+            cancel_abandons_the_thread,
+        ),
     ];
     let mut failed = 0;
     for (name, check) in checks {
@@ -131,6 +151,9 @@ fn main() {
             }
         }
     }
-    println!("panic-abort: {} passed, {failed} failed", checks.len() - failed);
+    println!(
+        "panic-abort: {} passed, {failed} failed",
+        checks.len() - failed
+    );
     std::process::exit(i32::from(failed > 0));
 }

@@ -31,6 +31,16 @@ pub(super) struct Chunk {
     valgrind_stacks: Option<Vec<usize>>,
 }
 
+/// MAP_NORESERVE: the stacks are address space, not committed memory.
+/// MAP_STACK: no transparent huge pages, so a parked fiber holds 4 KiB pages,
+/// not 2 MiB. Miri accepts only the two basic flags; neither changes what it
+/// checks.
+const RESERVE_FLAGS: libc::c_int = if cfg!(miri) {
+    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS
+} else {
+    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK
+};
+
 impl Chunk {
     /// Reserves address space for `slots` stacks of `size` usable bytes each.
     ///
@@ -43,9 +53,6 @@ impl Chunk {
             .checked_add(page_size())
             .ok_or_else(|| too_large(size))?;
         let len = slot.checked_mul(slots).ok_or_else(|| too_large(size))?;
-        // MAP_NORESERVE: the stacks are address space, not committed memory.
-        // MAP_STACK: no transparent huge pages, so a parked fiber holds 4 KiB
-        // pages, not 2 MiB.
         // SAFETY: an anonymous private mapping at an address of the kernel's
         // choice touches no existing memory.
         let base = unsafe {
@@ -53,7 +60,7 @@ impl Chunk {
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
+                RESERVE_FLAGS,
                 -1,
                 0,
             )
