@@ -35,13 +35,52 @@
 //! | `Fiber.yield(v)` | `coroutine.yield(v)` | [`Yielder::suspend`]`(v)`, on the yielder the closure receives |
 //! | `fiber.transfer(v)` | — | [`Yielder::transfer`]`(&other, v)` |
 //! | `fiber.alive?` | `coroutine.status(co) ~= "dead"` | [`Fiber::is_alive`] |
-//! | — | `coroutine.status(co)` | [`Fiber::status`] → [`fiber::Status`] (`Created`/`Suspended` = "suspended", `Running` = "running" or "normal", `Dead` = "dead") |
+//! | — | `coroutine.status(co)` | [`Fiber::status`] → [`fiber::Status`] (`Created`/`Suspended`/`Transferred` = "suspended", `Running` = "running" or "normal", `Dead` = "dead") |
 //! | `Enumerator.new { \|y\| y << v }`, `enum.next` | `coroutine.wrap(f)` | [`Generator::new`]`(\|out\| out.suspend(v))`, an [`Iterator`] |
-//! | `FiberError` ("dead fiber called", "attempt to resume the current fiber") | `false, "cannot resume dead coroutine"` | `Err(`[`FiberError::Dead`]`)`, `Err(`[`FiberError::Running`]`)` |
+//! | `FiberError` ("dead fiber called", "attempt to resume the current fiber", "attempt to resume a transferring fiber", "attempt to transfer to a yielding fiber") | `false, "cannot resume dead coroutine"` | `Err(`[`FiberError::Dead`]`)`, `Err(`[`FiberError::Running`]`)`, `Err(`[`FiberError::Transferring`]`)`, `Err(`[`FiberError::Yielding`]`)`; the [fiber docs](fiber#every-operation-in-every-state) give every case |
 //! | an exception inside a fiber is raised in the resumer | `false, err` from `coroutine.resume` | a panic inside a fiber continues in the resumer ([`std::panic::catch_unwind`] turns it into a value) |
 //!
 //! The modules [`runtime`], [`sync`] and [`ractor`] each map Ruby's names for
 //! their part to fibra's in their own documentation.
+//!
+//! ## Soundness
+//!
+//! No safe use of fibra can cause undefined behaviour. Every `unsafe` block says
+//! why it holds with a `// SAFETY:` comment, and each comment leans on one of the
+//! invariants below, written once here with how it is enforced and which test
+//! checks it. An outside review (2026-11-23) found four ways to break them in an
+//! earlier version; `tests/soundness.rs` keeps a regression test for each of its
+//! findings.
+//!
+//! | invariant | how it is enforced | checked by |
+//! |---|---|---|
+//! | **A fiber never changes OS thread.** Thread-affine values on a suspended stack (a `MutexGuard`, an `Rc`, a reference into a thread-local) stay valid. | [`Fiber`], [`Yielder`], [`Generator`], [`JoinHandle`] and the green primitives are neither `Send` nor `Sync` (a `PhantomData` of a raw pointer); a Ractor is placed on a worker when it is made and stays there; only `Send + 'static` values cross between Ractors. | the `compile_fail` examples below and in [`fiber`]; `tests/cross_thread.rs` |
+//! | **A fiber's closure is `'static`.** Nothing on another stack, or freed, is borrowed by a suspended fiber, even one that is leaked with `mem::forget`. | the bounds of [`Fiber::new`], [`fiber::Builder::build`], [`spawn`], [`Generator::new`]; there is no scoped fiber | the compiler |
+//! | **A stack goes back to the pool only once its fiber is dead.** | `Fiber`'s stack is a `ManuallyDrop` that `Drop` gives back only in state `Dead`; a fiber being dropped unwinds to its end, cannot `transfer` away (`FiberError::Dropping`), and its `suspend` never switches (it unwinds again, or aborts from a destructor during the unwind); under `panic = "abort"`, or when a fiber cannot end, the stack is leaked instead | `tests/soundness.rs` (`f1_*`), `tests/fiber_model.rs` |
+//! | **Every operation on a fiber in every state has one outcome.** Only a fiber suspended in `suspend` is resumed, only one suspended in `transfer` is transferred to, so the stack pointer a switch jumps to is always that fiber's current one. | the state machine of the fiber module, with the table in its [docs](fiber#every-operation-in-every-state); the cached stack pointer's argument is on `Fiber::sp` | `tests/fiber_model.rs` (a reference model and random operation sequences; a `cargo fuzz` target in `fibra/fuzz`), `tests/soundness.rs` (`f0_*`) |
+//! | **A message keeps what the language requires of it.** Uninitialised bytes stay uninitialised, pointers keep their provenance. | the register a switch carries is a pointer: a tag for a zero-sized payload, else the message's address (`fiber/message.rs`); never the message's bytes as an integer | Miri (`scripts/miri.sh`) on `fiber::message`'s tests |
+//! | **Sizes are computed with checked arithmetic.** A stack size that does not fit is an `Err` naming it, never a wrapped value. | `checked_*` arithmetic in `stack/`; a closure over 1 KiB is boxed, so it never takes room on the stack | `tests/soundness.rs` (`f3_*`), `stack` unit tests under Miri, `tests/fiber.rs` (`a_closure_larger_than_its_stack_runs`) |
+//! | **Unwinding happens once, and ends.** A dropped fiber is unwound to its end; a cancelled green thread unwinds once, and the destructors that run meanwhile may wait (sleep, lock, receive, join) and complete; the end of [`run`] unwinds every thread, including those spawned meanwhile. | the fiber states above; [`runtime`]'s `Cancel` state, delivered once; `shutdown` cancels until no thread is left, and abandons (with a line on stderr) only threads that can never end | `tests/soundness.rs` (`f4_*`, `f5_*`) |
+//! | **Nothing fibra needs at the end of a thread is gone before it.** A suspended fiber kept in a thread-local is unwound at thread exit. | the panic payload in flight is a thread-local without a destructor; the stack pool is reached with `try_with` | `tests/soundness.rs` (`f6_*`) |
+//! | **The panic strategy is defined.** fibra needs `panic = "unwind"` to unwind fibers; under `panic = "abort"` a dropped suspended fiber is leaked and a cancelled green thread abandoned (never resumed, its destructors not run), and nothing aborts. | `cfg!(panic = "abort")` in `Fiber::drop` and the scheduler | `checks/panic-abort`, run in CI with that profile |
+//! | **A switch keeps what the ABI requires.** Callee-saved registers are saved or declared clobbered; an `asm!` block claims only the options it keeps (the valgrind request clobbers the flags). | `arch/x86_64.rs` | the fiber tests, under valgrind memcheck (`scripts/memcheck.sh`) and ThreadSanitizer (`scripts/tsan.sh`) |
+//!
+//! What Miri cannot run — the switch and the stack bootstrap are assembly — is
+//! covered by the model-based test, the regression tests and valgrind.
+//!
+//! ```compile_fail
+//! // A generator (a fiber) cannot move to another OS thread.
+//! let numbers = fibra::Generator::new(|out| out.suspend(1u8));
+//! std::thread::spawn(move || numbers.count());
+//! ```
+//!
+//! ```compile_fail
+//! // Nor can a green thread's handle.
+//! fibra::run(|| {
+//!     let handle = fibra::spawn(|| 1);
+//!     std::thread::spawn(move || handle.is_finished());
+//! });
+//! ```
 //!
 //! ## Layers
 //!

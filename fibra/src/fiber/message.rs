@@ -117,8 +117,9 @@ impl<Y, R> Message for Outbound<Y, R> {
     #[inline(always)]
     unsafe fn untag(tag: usize) -> Self {
         match tag {
-            // SAFETY: tags 0 and 1 carry a zero-sized `Y` or `R` (see `tag`).
+            // SAFETY: tag 0 carries a zero-sized `Y` (see `tag`).
             0 => Outbound::Yield(unsafe { zero_sized() }),
+            // SAFETY: tag 1 carries a zero-sized `R` (see `tag`).
             1 => Outbound::Return(unsafe { zero_sized() }),
             2 => Outbound::Panicked,
             _ => Outbound::Unwound,
