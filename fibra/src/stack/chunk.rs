@@ -29,6 +29,10 @@ pub(super) struct Chunk {
     /// The ids of the carved stacks, when running under valgrind (see
     /// [`valgrind`]); empty otherwise.
     valgrind_stacks: Option<Vec<usize>>,
+    /// Set when the pool goes away while a stack of this chunk is still in use
+    /// (see `Pool::drop`): the mapping, its guard registration and its valgrind
+    /// stacks then stay for the rest of the process; only this record goes.
+    keep_mapped: bool,
 }
 
 /// MAP_NORESERVE: the stacks are address space, not committed memory.
@@ -85,6 +89,7 @@ impl Chunk {
             slots,
             registration,
             valgrind_stacks,
+            keep_mapped: false,
         })
     }
 
@@ -133,6 +138,12 @@ impl Chunk {
         Ok(())
     }
 
+    /// Keeps the chunk's mapping for the rest of the process when this record
+    /// is dropped: a stack of it is still in use.
+    pub(super) fn keep_mapped(&mut self) {
+        self.keep_mapped = true;
+    }
+
     /// Whether the stack whose top is `top` was carved from this chunk.
     pub(super) fn holds(&self, top: NonNull<u8>) -> bool {
         let base = self.base.as_ptr() as usize;
@@ -142,12 +153,16 @@ impl Chunk {
 
 impl Drop for Chunk {
     fn drop(&mut self) {
+        if self.keep_mapped {
+            return;
+        }
         self.registration.clear();
         for id in self.valgrind_stacks.iter().flatten() {
             valgrind::deregister(*id);
         }
         // SAFETY: [base, base + len) is the mapping made in `reserve`; the pool
-        // drops a chunk only when none of its stacks is in use.
+        // drops a chunk only when none of its stacks is in use, unless it set
+        // `keep_mapped`.
         unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
     }
 }

@@ -172,7 +172,7 @@ impl Drop for Pool {
             if class.in_use > 0 {
                 // A fiber of this thread was leaked (mem::forget) or outlives the
                 // pool in another thread-local: its stack must stay mapped.
-                std::mem::forget(std::mem::take(&mut class.chunks));
+                class.chunks.iter_mut().for_each(Chunk::keep_mapped);
             }
         }
     }
