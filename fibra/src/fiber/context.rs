@@ -35,11 +35,15 @@ pub(super) struct Header {
 /// fiber's own code needs (the table in the [module docs](super) gives every
 /// operation's outcome in each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// The order makes each check one comparison: `resume` takes `Yielded` or
+/// `Created`, `transfer` takes `Created` or `Transferred`.
+#[repr(u8)]
 pub(super) enum State {
-    /// Made, never run.
-    Created,
     /// Suspended in `suspend`: continued by a `resume`.
     Yielded,
+    /// Made, never run.
+    Created,
     /// Suspended in `transfer`: continued by a `transfer`.
     Transferred,
     /// Running, or waiting on a fiber it resumed.

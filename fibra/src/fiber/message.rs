@@ -2,14 +2,17 @@
 //!
 //! A switch carries one pointer-sized register, the *carrier*. It holds either
 //!
-//! - a **tag**: a small number (below [`TAGS`]) that names the message's variant,
-//!   when that variant carries nothing but a zero-sized value — resuming a fiber
-//!   with `()`, suspending with `()`, `Unwind`. Such a message touches no memory,
-//!   which keeps the switch of `Fiber<(), (), ()>` at its floor; or
-//! - the **address** of the message, which stays on the sender's stack: the
-//!   sender is suspended while the receiver moves it out, so it is still there.
-//!   No real address is below [`TAGS`] (the first page is never mapped), so the
-//!   two cannot be confused.
+//! - a **tag**: the number of the message's variant, when every variant of the
+//!   message's type carries nothing but a zero-sized value (`Inbound<()>`,
+//!   `Outbound<(), ()>`: resuming with `()`, suspending with `()`, `Unwind`).
+//!   Such a message touches no memory, which keeps the switch of
+//!   `Fiber<(), (), ()>` at its floor; or
+//! - the **address** of the message, for any other type. The message stays on
+//!   the sender's stack: the sender is suspended while the receiver moves it
+//!   out, so it is still there.
+//!
+//! Which of the two is decided by the type, at compile time, so the receiver
+//! never tests the carrier.
 //!
 //! Either way the message is moved exactly once — the sender never drops it
 //! ([`ManuallyDrop`]) and the receiver takes it.
@@ -32,9 +35,6 @@ use std::ptr::{self, NonNull};
 /// What a switch carries: a tag or the address of a message (module docs).
 pub(crate) type Carrier = *mut u8;
 
-/// Carriers below this are tags, not addresses.
-const TAGS: usize = 4;
-
 /// What a resumer sends into a fiber.
 pub(super) enum Inbound<I> {
     /// Go on (or start) with this value.
@@ -54,18 +54,22 @@ pub(super) enum Outbound<Y, R> {
     Unwound,
 }
 
-/// A message that can travel as a tag when its variant carries a zero-sized value.
+/// A message, and whether (and how) it travels as a tag.
 pub(super) trait Message: Sized {
-    /// This value's tag, if its variant carries only a zero-sized value (or
-    /// nothing).
-    fn tag(&self) -> Option<usize>;
+    /// Whether every value of the type travels as a tag: every variant's
+    /// payload is zero-sized.
+    const ALWAYS_TAGGED: bool;
+
+    /// This value's tag (for a type that is [`ALWAYS_TAGGED`](Message::ALWAYS_TAGGED)).
+    fn tag(&self) -> usize;
 
     /// The value that [`tag`](Message::tag) returned `tag` for.
     ///
     /// # Safety
     ///
-    /// `tag` must come from `tag()` on a value of this type that its owner gave
-    /// up (never dropped): the zero-sized value it carried is moved here.
+    /// The type must be always tagged, and `tag` must come from `tag()` on a
+    /// value of it that its owner gave up (never dropped): the zero-sized value
+    /// it carried is moved here.
     unsafe fn untag(tag: usize) -> Self;
 }
 
@@ -83,19 +87,21 @@ unsafe fn zero_sized<T>() -> T {
 }
 
 impl<I> Message for Inbound<I> {
+    const ALWAYS_TAGGED: bool = mem::size_of::<I>() == 0;
+
     #[inline(always)]
-    fn tag(&self) -> Option<usize> {
+    fn tag(&self) -> usize {
         match self {
-            Inbound::Resume(_) if mem::size_of::<I>() == 0 => Some(0),
-            Inbound::Resume(_) => None,
-            Inbound::Unwind => Some(1),
+            Inbound::Resume(_) => 0,
+            Inbound::Unwind => 1,
         }
     }
 
     #[inline(always)]
     unsafe fn untag(tag: usize) -> Self {
         match tag {
-            // SAFETY: tag 0 is a `Resume` of a zero-sized `I` (see `tag`).
+            // SAFETY: tag 0 is a `Resume` of a zero-sized `I` (the type is always
+            // tagged), given up by the sender.
             0 => Inbound::Resume(unsafe { zero_sized() }),
             _ => Inbound::Unwind,
         }
@@ -103,23 +109,25 @@ impl<I> Message for Inbound<I> {
 }
 
 impl<Y, R> Message for Outbound<Y, R> {
+    const ALWAYS_TAGGED: bool = mem::size_of::<Y>() == 0 && mem::size_of::<R>() == 0;
+
     #[inline(always)]
-    fn tag(&self) -> Option<usize> {
+    fn tag(&self) -> usize {
         match self {
-            Outbound::Yield(_) if mem::size_of::<Y>() == 0 => Some(0),
-            Outbound::Return(_) if mem::size_of::<R>() == 0 => Some(1),
-            Outbound::Yield(_) | Outbound::Return(_) => None,
-            Outbound::Panicked => Some(2),
-            Outbound::Unwound => Some(3),
+            Outbound::Yield(_) => 0,
+            Outbound::Return(_) => 1,
+            Outbound::Panicked => 2,
+            Outbound::Unwound => 3,
         }
     }
 
     #[inline(always)]
     unsafe fn untag(tag: usize) -> Self {
         match tag {
-            // SAFETY: tag 0 carries a zero-sized `Y` (see `tag`).
+            // SAFETY: tag 0 carries a zero-sized `Y` (the type is always tagged),
+            // given up by the sender.
             0 => Outbound::Yield(unsafe { zero_sized() }),
-            // SAFETY: tag 1 carries a zero-sized `R` (see `tag`).
+            // SAFETY: tag 1 carries a zero-sized `R`, likewise.
             1 => Outbound::Return(unsafe { zero_sized() }),
             2 => Outbound::Panicked,
             _ => Outbound::Unwound,
@@ -131,9 +139,10 @@ impl<Y, R> Message for Outbound<Y, R> {
 /// the receiver has called [`receive`] on the carrier.
 #[inline(always)]
 pub(super) fn send<T: Message>(message: &ManuallyDrop<T>) -> Carrier {
-    match message.tag() {
-        Some(tag) => ptr::without_provenance_mut(tag),
-        None => ptr::from_ref::<T>(message).cast_mut().cast(),
+    if T::ALWAYS_TAGGED {
+        ptr::without_provenance_mut(message.tag())
+    } else {
+        ptr::from_ref::<T>(message).cast_mut().cast()
     }
 }
 
@@ -145,7 +154,7 @@ pub(super) fn send<T: Message>(message: &ManuallyDrop<T>) -> Carrier {
 /// (for a message sent by address) its sender must not have resumed yet.
 #[inline(always)]
 pub(super) unsafe fn receive<T: Message>(carrier: Carrier) -> T {
-    if carrier.addr() < TAGS {
+    if T::ALWAYS_TAGGED {
         // SAFETY: a tag made by `send` from a `T` its sender gave up.
         unsafe { T::untag(carrier.addr()) }
     } else {
@@ -262,13 +271,13 @@ mod tests {
     #[test]
     fn zero_sized_messages_travel_as_tags() {
         let unit = ManuallyDrop::new(Inbound::<()>::Resume(()));
-        assert!(send(&unit).addr() < TAGS);
-        let done = ManuallyDrop::new(Outbound::<u64, ()>::Return(()));
-        assert!(send(&done).addr() < TAGS);
-        let unwound = ManuallyDrop::new(Outbound::<u64, u64>::Unwound);
-        assert!(send(&unwound).addr() < TAGS);
+        assert_eq!(send(&unit).addr(), 0);
+        let done = ManuallyDrop::new(Outbound::<(), ()>::Return(()));
+        assert_eq!(send(&done).addr(), 1);
+        let unwound = ManuallyDrop::new(Outbound::<(), ()>::Unwound);
+        assert_eq!(send(&unwound).addr(), 3);
         let sized = ManuallyDrop::new(Inbound::<u8>::Resume(1));
-        assert!(send(&sized).addr() >= TAGS);
+        assert_eq!(send(&sized), ptr::from_ref(&*sized).cast_mut().cast());
     }
 
     #[test]

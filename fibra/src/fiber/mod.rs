@@ -269,26 +269,24 @@ impl<I, Y, R> Fiber<I, Y, R> {
     /// # Panics
     ///
     /// If the fiber panics, the panic continues here, in the resumer.
+    #[inline(always)]
     pub fn resume(&self, input: I) -> Result<Step<Y, R>, FiberError> {
-        match self.header().state() {
-            State::Created | State::Yielded => {}
-            State::Transferred => return Err(FiberError::Transferring),
-            State::Running | State::Unwinding => return Err(FiberError::Running),
-            State::Dead => return Err(FiberError::Dead),
+        let state = self.header().state();
+        if !matches!(state, State::Created | State::Yielded) {
+            return Err(refused_resume(state));
         }
         match self.run(self.saved_sp(), Inbound::Resume(input), State::Running) {
             Outbound::Yield(value) => Ok(Step::Yield(value)),
             Outbound::Return(value) => Ok(Step::Return(value)),
-            Outbound::Panicked => panic::resume_unwind(PanicSlot::take()),
-            // Only a fiber being dropped unwinds to its end, and nothing can
-            // resume one (or be transferred to from one).
-            Outbound::Unwound => unreachable!("fibra: a resumed fiber came back unwound"),
+            Outbound::Panicked => continue_panic(),
+            Outbound::Unwound => came_back_unwound(),
         }
     }
 
     /// Enters the fiber, suspended at `sp` (it must be Created, Suspended or
     /// Transferred), to run in state `running`, and keeps the stack pointer it
     /// comes back suspended at.
+    #[inline(always)]
     fn run(&self, sp: StackPointer, message: Inbound<I>, running: State) -> Outbound<Y, R> {
         // SAFETY: the callers checked that the fiber is Created, Yielded or
         // Transferred, at `sp`; it was prepared with these types (this value's
@@ -382,6 +380,33 @@ impl<I, Y, R> Fiber<I, Y, R> {
     }
 }
 
+/// Why `resume` refuses a fiber in `state` (not Created or Suspended). Out of
+/// line, so that `resume`'s hot path stays small enough to inline.
+#[cold]
+#[inline(never)]
+fn refused_resume(state: State) -> FiberError {
+    match state {
+        State::Transferred => FiberError::Transferring,
+        State::Dead => FiberError::Dead,
+        _ => FiberError::Running,
+    }
+}
+
+/// Continues, in the resumer, the panic that ended the fiber it resumed.
+#[cold]
+#[inline(never)]
+fn continue_panic() -> ! {
+    panic::resume_unwind(PanicSlot::take())
+}
+
+/// Only a fiber being dropped unwinds to its end, and nothing can resume one
+/// (or be transferred to from one).
+#[cold]
+#[inline(never)]
+fn came_back_unwound() -> ! {
+    unreachable!("fibra: a resumed fiber came back unwound")
+}
+
 impl<I, Y, R> Drop for Fiber<I, Y, R> {
     fn drop(&mut self) {
         match self.header().state() {
@@ -425,7 +450,7 @@ impl<I, Y, R> Fiber<I, Y, R> {
             // It ended by the forced unwind, or caught it and returned.
             Outbound::Unwound | Outbound::Return(_) => {}
             // It caught the unwind and panicked anew: that panic continues here.
-            Outbound::Panicked => panic::resume_unwind(PanicSlot::take()),
+            Outbound::Panicked => continue_panic(),
             Outbound::Yield(_) => unreachable!("fibra: a fiber being dropped suspended"),
         }
     }

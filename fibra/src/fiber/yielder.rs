@@ -39,6 +39,7 @@ impl<I, Y, R> Yielder<I, Y, R> {
     /// the fiber is being dropped, it does not suspend: it unwinds again at once,
     /// or, from a destructor running during that unwind, aborts the process
     /// (see the [module docs](super), "Panics, drops and errors").
+    #[inline(always)]
     pub fn suspend(&self, value: Y) -> I {
         let header = self.header();
         if header.state() == State::Unwinding {
@@ -66,17 +67,16 @@ impl<I, Y, R> Yielder<I, Y, R> {
     /// [`FiberError::Yielding`] if `to` is suspended in `suspend` (resume it
     /// instead), [`FiberError::Dead`] if `to` has finished,
     /// [`FiberError::Dropping`] if this fiber is being dropped. Nothing switches.
+    #[inline(always)]
     pub fn transfer(&self, to: &Fiber<I, Y, R>, value: I) -> Result<I, FiberError> {
         let header = self.header();
         if header.state() == State::Unwinding {
             return Err(FiberError::Dropping);
         }
         let target = to.header();
-        match target.state() {
-            State::Created | State::Transferred => {}
-            State::Yielded => return Err(FiberError::Yielding),
-            State::Running | State::Unwinding => return Err(FiberError::Running),
-            State::Dead => return Err(FiberError::Dead),
+        let state = target.state();
+        if !matches!(state, State::Created | State::Transferred) {
+            return Err(refused_transfer(state));
         }
         to.forget_sp();
         // SAFETY: we are on this fiber's stack while it runs (Running: not being
@@ -104,4 +104,16 @@ fn suspended_while_dropped() -> ! {
         std::process::abort();
     }
     forced_unwind()
+}
+
+/// Why `transfer` refuses a target in `state` (not Created or Transferred). Out
+/// of line, so that `transfer`'s hot path stays small.
+#[cold]
+#[inline(never)]
+fn refused_transfer(state: State) -> FiberError {
+    match state {
+        State::Yielded => FiberError::Yielding,
+        State::Dead => FiberError::Dead,
+        _ => FiberError::Running,
+    }
 }
