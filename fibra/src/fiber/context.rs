@@ -29,6 +29,9 @@ pub(super) struct Header {
     /// While the fiber is suspended: its own stack pointer.
     own: Cell<StackPointer>,
     state: Cell<State>,
+    /// While it is being dropped: whether the code that dropped it was already
+    /// unwinding, so that `thread::panicking()` says nothing about the fiber.
+    dropped_while_panicking: Cell<bool>,
 }
 
 /// Where a fiber is in its life: [`Status`] with the distinctions that the
@@ -139,6 +142,7 @@ where
             parent: Cell::new(ptr::null_mut()),
             own: Cell::new(sp),
             state: Cell::new(State::Created),
+            dropped_while_panicking: Cell::new(false),
         });
         (NonNull::new_unchecked(header), sp)
     }
@@ -208,6 +212,14 @@ fn unreachable_abort() -> ! {
 impl Header {
     pub(super) fn state(&self) -> State {
         self.state.get()
+    }
+
+    pub(super) fn set_dropped_while_panicking(&self, panicking: bool) {
+        self.dropped_while_panicking.set(panicking);
+    }
+
+    pub(super) fn dropped_while_panicking(&self) -> bool {
+        self.dropped_while_panicking.get()
     }
 
     /// The fiber's stack pointer while it is suspended; always current.

@@ -68,8 +68,8 @@
 //! | `Created` | runs the closure | runs the closure | drops the closure, which never runs | — |
 //! | `Suspended` (in `suspend`) | continues it | Err `Yielding` | unwinds its stack, then frees it | — |
 //! | `Transferred` (in `transfer`) | Err `Transferring` | continues it | unwinds its stack, then frees it | — |
-//! | `Running`, the current fiber | Err `Running` | Err `Running` | cannot happen in safe code; aborts | suspends to its resumer |
-//! | `Running`, waiting on a fiber it resumed | Err `Running` | Err `Running` | cannot happen in safe code; aborts | Err `NotInside` (from the fiber it resumed) |
+//! | `Running`, the current fiber | Err `Running` | Err `Running` | leaks it, with a line on stderr (below) | suspends to its resumer |
+//! | `Running`, waiting on a fiber it resumed | Err `Running` | Err `Running` | leaks it, with a line on stderr (below) | Err `NotInside` (from the fiber it resumed) |
 //! | being dropped | Err `Running` | Err `Running` | — | unwinds again, or aborts (below) |
 //! | `Dead` | Err `Dead` | Err `Dead` | frees it | — |
 //!
@@ -113,13 +113,18 @@
 //!   - a `suspend` made *during* the unwind (by a destructor) cannot unwind
 //!     again — a panic out of a destructor that runs during unwinding aborts in
 //!     Rust — so fibra aborts the process with a message that says so, as Rust
-//!     does for a destructor that panics during unwinding;
+//!     does for a destructor that panics during unwinding (if the code that
+//!     dropped the fiber was itself unwinding, fibra cannot tell such a
+//!     `suspend` from one after a caught unwind: it unwinds again, and from a
+//!     destructor Rust aborts with its own message);
 //!   - a new panic (not the forced unwind) that ends it continues in the code
-//!     that dropped it.
-//! - Dropping a running fiber (possible only by dropping the last `Rc` of a
-//!   fiber from inside it, and no safe code was found that can) aborts the
-//!   process with a message: its stack is in use and can neither be freed nor
-//!   unwound.
+//!     that dropped it, once its stack is back in the pool.
+//! - Dropping the last handle of a running fiber leaks the fiber: its stack is
+//!   in use (the fiber runs on it, or waits on it for a fiber it resumed), so it
+//!   is neither freed nor unwound; the fiber runs on and, once it suspends, can
+//!   never be resumed. fibra says so on stderr. Safe code reaches this by
+//!   dropping an `Rc` of a fiber from inside it, or when fiber A transfers to
+//!   B, B resumes C, C transfers back to A, and A drops B's last handle.
 //! - A stack overflow inside a fiber hits a guard page and aborts the process with
 //!   the message "fiber stack overflow", as Rust does for threads.
 //!
@@ -409,33 +414,46 @@ fn came_back_unwound() -> ! {
 
 impl<I, Y, R> Drop for Fiber<I, Y, R> {
     fn drop(&mut self) {
-        match self.header().state() {
-            State::Dead => {}
+        let panic = match self.header().state() {
+            State::Dead => None,
             State::Running | State::Unwinding => {
+                // Its stack is in use (by the fiber, or a fiber it resumed):
+                // leak it, as `mem::forget` would. The fiber runs on, on its own
+                // stack, which is never reused; once it suspends nothing can
+                // resume it.
                 eprintln!(
-                    "fibra: a running fiber was dropped (its last handle was dropped from inside it, \
-                     or from a fiber it resumed); its stack is in use, so the process aborts"
+                    "fibra: the last handle of a running fiber was dropped; its stack is \
+                     in use, so it is leaked: the fiber can never be resumed again"
                 );
-                std::process::abort();
+                return;
             }
             State::Yielded | State::Transferred if cfg!(panic = "abort") => {
                 // It cannot be unwound: leak it, stack and all (module docs).
                 return;
             }
             State::Created | State::Yielded | State::Transferred => self.unwind(),
-        }
+        };
         // SAFETY: the fiber is dead, so nothing runs on the stack or will again;
         // `stack` is not used after this.
         unsafe { ManuallyDrop::drop(&mut self.stack) };
+        // A panic that ended it (other than the forced unwind) continues here,
+        // once its stack is back in the pool.
+        if let Some(payload) = panic {
+            panic::resume_unwind(payload);
+        }
     }
 }
 
 impl<I, Y, R> Fiber<I, Y, R> {
     /// Unwinds a suspended fiber to its end (see the module docs for what it may
-    /// do meanwhile). Re-raises a panic that ended it, other than the forced
-    /// unwind itself, once it is dead.
+    /// do meanwhile). Returns the payload of a panic that ended it, other than
+    /// the forced unwind itself.
     #[cold]
-    fn unwind(&mut self) {
+    fn unwind(&mut self) -> Option<Box<dyn std::any::Any + Send>> {
+        // Whether a `suspend` during the unwind can tell, by `thread::panicking`,
+        // that a destructor called it (see `Yielder::suspend`).
+        self.header()
+            .set_dropped_while_panicking(std::thread::panicking());
         // The header, not the cached `sp`: a Transferred fiber's copy may be stale.
         let outcome = self.run(self.header_sp(), Inbound::Unwind, State::Unwinding);
         // A fiber being dropped cannot transfer, and its `suspend` unwinds
@@ -448,9 +466,9 @@ impl<I, Y, R> Fiber<I, Y, R> {
         }
         match outcome {
             // It ended by the forced unwind, or caught it and returned.
-            Outbound::Unwound | Outbound::Return(_) => {}
-            // It caught the unwind and panicked anew: that panic continues here.
-            Outbound::Panicked => continue_panic(),
+            Outbound::Unwound | Outbound::Return(_) => None,
+            // It caught the unwind and panicked anew.
+            Outbound::Panicked => Some(PanicSlot::take()),
             Outbound::Yield(_) => unreachable!("fibra: a fiber being dropped suspended"),
         }
     }

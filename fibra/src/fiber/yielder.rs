@@ -39,12 +39,12 @@ impl<I, Y, R> Yielder<I, Y, R> {
     /// the fiber is being dropped, it does not suspend: it unwinds again at once,
     /// or, from a destructor running during that unwind, aborts the process
     /// (see the [module docs](super), "Panics, drops and errors").
-    #[inline(always)]
+    #[inline]
     pub fn suspend(&self, value: Y) -> I {
         let header = self.header();
         if header.state() == State::Unwinding {
             drop(value);
-            suspended_while_dropped();
+            suspended_while_dropped(header);
         }
         // SAFETY: we are on this fiber's stack while it runs (a yielder never
         // leaves its fiber), it is not being dropped, and the types are the
@@ -67,7 +67,7 @@ impl<I, Y, R> Yielder<I, Y, R> {
     /// [`FiberError::Yielding`] if `to` is suspended in `suspend` (resume it
     /// instead), [`FiberError::Dead`] if `to` has finished,
     /// [`FiberError::Dropping`] if this fiber is being dropped. Nothing switches.
-    #[inline(always)]
+    #[inline]
     pub fn transfer(&self, to: &Fiber<I, Y, R>, value: I) -> Result<I, FiberError> {
         let header = self.header();
         if header.state() == State::Unwinding {
@@ -91,12 +91,15 @@ impl<I, Y, R> Yielder<I, Y, R> {
 
 /// What `suspend` does in a fiber that is being dropped: it cannot give control
 /// back (the dropper waits for the fiber's end), so it unwinds again at once.
-/// Unless this thread is already unwinding — then the caller is most likely a
-/// destructor run by the forced unwind, and a panic out of it would make Rust
-/// abort with a message that does not say why: say why, and abort.
+/// Unless this thread is unwinding and was not when the drop began — then the
+/// unwind in flight is the fiber's own, the caller is a destructor it runs, and
+/// a panic out of it would make Rust abort with a message that does not say
+/// why: say why, and abort. (When the dropper was itself unwinding, the two
+/// cannot be told apart: the fiber unwinds again, and if that is from such a
+/// destructor, Rust aborts with its own message.)
 #[cold]
-fn suspended_while_dropped() -> ! {
-    if std::thread::panicking() {
+fn suspended_while_dropped(header: &Header) -> ! {
+    if std::thread::panicking() && !header.dropped_while_panicking() {
         eprintln!(
             "fibra: a fiber suspended while it was being dropped and unwound (a destructor \
              called suspend); it can neither suspend nor unwind again, so the process aborts"
