@@ -19,6 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! cargo +nightly miri --version >/dev/null 2>&1; then
   echo "miri: adding the nightly toolchain's miri and rust-src components"
-  rustup toolchain install nightly --profile minimal --component miri,rust-src
+  rustup component add --toolchain nightly miri rust-src ||
+    rustup toolchain install nightly --profile minimal --component miri,rust-src
 fi
 cargo +nightly miri test -p fibra --lib
