@@ -27,6 +27,25 @@
 //!   connection it is given — Ruby's Ractors: CPU work runs on every core.
 //!   The handler is shared by all of them, so it is `Send + Sync`.
 //!
+//! # The `http` crate's types
+//!
+//! [`Response`] is made of the [`http`] crate's `StatusCode` and `HeaderMap`,
+//! and converts to and from `http::Response` by moving them and the body.
+//! [`Request::to_http`] lends a request as `http::Request<&[u8]>` (the body
+//! borrowed, not copied), and [`http_handler`] serves a function from
+//! `http::Request<&[u8]>` to `http::Response<B>`, so handler code and tests
+//! written for hyper, axum or tower's types serve here unchanged:
+//!
+//! ```no_run
+//! use fibra_http::{http, http_handler, Server};
+//!
+//! fn hello(_: http::Request<&[u8]>) -> http::Response<&'static str> {
+//!     http::Response::new("Hello, world!\n")
+//! }
+//! Server::bind("127.0.0.1:8080")?.serve(http_handler(hello))?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
 //! # The protocol
 //!
 //! HTTP/1.1 and 1.0 (a later 1.x is answered as 1.1, RFC 9110 §2.5):
@@ -68,6 +87,7 @@ mod date;
 pub mod fuzzing;
 mod handler;
 mod host;
+mod http_types;
 mod limits;
 mod request;
 mod response;
@@ -78,6 +98,8 @@ mod transport;
 mod version;
 
 pub use handler::Handler;
+pub use http;
+pub use http_types::{HttpHandler, http_handler};
 pub use limits::Limits;
 pub use request::{Request, Version};
 pub use response::{Body, Response};

@@ -2,7 +2,10 @@
 //! in, status and close asserted), graceful shutdown, and many connections.
 //! Each case runs in both modes where the mode could matter.
 
-use fibra_http::{Body, Limits, Mode, Request, Response, Router, Server, ShutdownHandle};
+use fibra_http::{
+    Body, Handler, Limits, Mode, Request, Response, Router, Server, ShutdownHandle, http,
+    http_handler,
+};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -55,10 +58,15 @@ impl Running {
     }
 
     fn build(builder: fibra_http::Builder) -> Running {
+        Running::serving(builder, router)
+    }
+
+    /// A server of the handler that `handler` makes (on the server's thread).
+    fn serving<H: Handler>(builder: fibra_http::Builder, handler: fn() -> H) -> Running {
         let server = builder.bind("127.0.0.1:0").unwrap();
         let addr = server.local_addr().unwrap();
         let shutdown = server.shutdown_handle();
-        let thread = Some(thread::spawn(move || server.serve(router())));
+        let thread = Some(thread::spawn(move || server.serve(handler())));
         Running {
             addr,
             shutdown,
@@ -286,6 +294,64 @@ fn pipelined_requests_are_answered_in_order() {
             assert_eq!(reply.body, format!("{i:02}").as_bytes());
         }
         assert_eq!(client.response().body, b"Hello, world!\n");
+    }
+}
+
+/// A handler written against the `http` crate's types, as for hyper or axum.
+fn http_echo(request: http::Request<&[u8]>) -> http::Response<Vec<u8>> {
+    let agent = request.headers().get(http::header::USER_AGENT).cloned();
+    let mut response = http::Response::builder()
+        .status(http::StatusCode::CREATED)
+        .header("x-path", request.uri().path())
+        .header("x-version", format!("{:?}", request.version()))
+        .header(
+            "x-peer",
+            request
+                .extensions()
+                .get::<SocketAddr>()
+                .is_some()
+                .to_string(),
+        )
+        // Framing is the server's: these are not sent.
+        .header(http::header::CONTENT_LENGTH, "999")
+        .header(http::header::TRANSFER_ENCODING, "gzip");
+    if let Some(agent) = agent {
+        response = response.header("x-agent", agent);
+    }
+    response.body(request.body().to_vec()).unwrap()
+}
+
+#[test]
+fn an_http_typed_handler_serves_keep_alive_and_pipelined_requests() {
+    for mode in MODES {
+        let server = Running::serving(Server::builder().mode(mode), || http_handler(http_echo));
+        let mut client = server.client();
+        let mut burst = Vec::new();
+        for i in 0..3 {
+            burst.extend_from_slice(
+                format!(
+                    "POST /echo/{i} HTTP/1.1\r\nHost: t\r\nUser-Agent: raw/{i}\r\n\
+                     Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+                )
+                .as_bytes(),
+            );
+        }
+        client.send(&burst);
+        for i in 0..3 {
+            let reply = client.response();
+            assert_eq!(reply.status, 201);
+            assert_eq!(reply.body, b"abc");
+            assert_eq!(reply.header("x-path"), Some(format!("/echo/{i}").as_str()));
+            assert_eq!(reply.header("x-agent"), Some(format!("raw/{i}").as_str()));
+            assert_eq!(reply.header("x-version"), Some("HTTP/1.1"));
+            assert_eq!(reply.header("x-peer"), Some("true"));
+            assert_eq!(reply.header("content-length"), Some("3"));
+            assert_eq!(reply.header("transfer-encoding"), None);
+        }
+        // A target that the server reads but the `http` crate's URI refuses.
+        client.send(b"GET /a`b HTTP/1.0\r\n\r\n");
+        assert_eq!(client.response().status, 400);
+        assert!(client.is_closed());
     }
 }
 
