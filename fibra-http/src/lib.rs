@@ -46,6 +46,26 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
+//! # HTTPS
+//!
+//! With the `tls` cargo feature, `Builder::tls` takes a rustls
+//! `ServerConfig` (its certificates, versions, ciphers) and the server
+//! speaks HTTPS: a TLS session per connection, on the green thread that
+//! serves it, with keep-alive, pipelining and the limits as over TCP. The
+//! handshake must end within `request_timeout`, and one that fails — or a
+//! client speaking plain HTTP — closes that connection only. `Builder::tls`'s
+//! docs show a server in a few lines.
+//!
+//! The feature is off by default: rustls and its crypto provider (ring,
+//! which builds C and assembly) would be in every user's build, and many
+//! servers never need them — they sit behind a proxy or load balancer that
+//! terminates TLS, or on a private network. Those who serve HTTPS
+//! themselves turn it on:
+//! `fibra-http = { version = "0.1", features = ["tls"] }`. rustls's
+//! `ServerConfig::builder()` picks ring as the process's provider unless
+//! another crate in the build also turns on rustls's aws-lc-rs; then name
+//! one with `ServerConfig::builder_with_provider`.
+//!
 //! # The protocol
 //!
 //! HTTP/1.1 and 1.0 (a later 1.x is answered as 1.1, RFC 9110 §2.5):
@@ -94,6 +114,8 @@ mod response;
 mod router;
 mod server;
 mod status;
+#[cfg(feature = "tls")]
+mod tls;
 mod transport;
 mod version;
 
