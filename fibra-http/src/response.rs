@@ -42,7 +42,7 @@ pub struct Response {
 /// Bytes are held as a [`Bytes`], which every conversion here takes over
 /// without copying: a `Vec<u8>` or `String` hands over its buffer, a
 /// `&'static` one is pointed to.
-pub struct Body(pub(crate) Content);
+pub struct Body(Content);
 
 pub(crate) enum Content {
     Bytes(Bytes),
