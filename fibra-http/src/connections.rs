@@ -3,6 +3,8 @@
 
 use crate::conn::{self, Watch};
 use crate::server::Shared;
+#[cfg(feature = "tls")]
+use crate::tls::TlsStream;
 use fibra::net::TcpStream;
 use fibra::runtime::{JoinHandle, Unparker};
 use std::cell::{Cell, RefCell};
@@ -63,6 +65,15 @@ impl Connections {
                 idle: &watched,
                 stopping: &shared.control.stopping,
             };
+            #[cfg(feature = "tls")]
+            if let Some(config) = &shared.tls {
+                let limit = shared.limits.request_timeout;
+                // A failed handshake drops the stream: only it closes.
+                if let Ok(tls) = TlsStream::accept(stream, config.clone(), limit) {
+                    conn::serve(tls, peer, &*shared.handler, &shared.limits, watch);
+                }
+                return;
+            }
             conn::serve(stream, peer, &*shared.handler, &shared.limits, watch);
         });
         self.live.borrow_mut().insert(id, Live { thread, idle });

@@ -27,6 +27,45 @@
 //!   connection it is given — Ruby's Ractors: CPU work runs on every core.
 //!   The handler is shared by all of them, so it is `Send + Sync`.
 //!
+//! # The `http` crate's types
+//!
+//! [`Response`] is made of the [`http`] crate's `StatusCode` and `HeaderMap`,
+//! and converts to and from `http::Response` by moving them and the body.
+//! [`Request::to_http`] lends a request as `http::Request<&[u8]>` (the body
+//! borrowed, not copied), and [`http_handler`] serves a function from
+//! `http::Request<&[u8]>` to `http::Response<B>`, so handler code and tests
+//! written for hyper, axum or tower's types serve here unchanged:
+//!
+//! ```no_run
+//! use fibra_http::{http, http_handler, Server};
+//!
+//! fn hello(_: http::Request<&[u8]>) -> http::Response<&'static str> {
+//!     http::Response::new("Hello, world!\n")
+//! }
+//! Server::bind("127.0.0.1:8080")?.serve(http_handler(hello))?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! # HTTPS
+//!
+//! With the `tls` cargo feature, `Builder::tls` takes a rustls
+//! `ServerConfig` (its certificates, versions, ciphers) and the server
+//! speaks HTTPS: a TLS session per connection, on the green thread that
+//! serves it, with keep-alive, pipelining and the limits as over TCP. The
+//! handshake must end within `request_timeout`, and one that fails — or a
+//! client speaking plain HTTP — closes that connection only. `Builder::tls`'s
+//! docs show a server in a few lines.
+//!
+//! The feature is off by default: rustls and its crypto provider (ring,
+//! which builds C and assembly) would be in every user's build, and many
+//! servers never need them — they sit behind a proxy or load balancer that
+//! terminates TLS, or on a private network. Those who serve HTTPS
+//! themselves turn it on:
+//! `fibra-http = { version = "0.1", features = ["tls"] }`. rustls's
+//! `ServerConfig::builder()` picks ring as the process's provider unless
+//! another crate in the build also turns on rustls's aws-lc-rs; then name
+//! one with `ServerConfig::builder_with_provider`.
+//!
 //! # The protocol
 //!
 //! HTTP/1.1 and 1.0 (a later 1.x is answered as 1.1, RFC 9110 §2.5):
@@ -68,16 +107,21 @@ mod date;
 pub mod fuzzing;
 mod handler;
 mod host;
+mod http_types;
 mod limits;
 mod request;
 mod response;
 mod router;
 mod server;
 mod status;
+#[cfg(feature = "tls")]
+mod tls;
 mod transport;
 mod version;
 
 pub use handler::Handler;
+pub use http;
+pub use http_types::{HttpHandler, http_handler};
 pub use limits::Limits;
 pub use request::{Request, Version};
 pub use response::{Body, Response};

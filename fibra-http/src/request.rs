@@ -39,6 +39,8 @@ pub enum Version {
 pub struct Request {
     head: Vec<u8>,
     method: Range<usize>,
+    /// The whole target, as sent; `path` and `query` are parts of it.
+    target: Range<usize>,
     path: Range<usize>,
     query: Option<Range<usize>>,
     version: Version,
@@ -52,6 +54,7 @@ impl Request {
         Request {
             head: Vec::new(),
             method: 0..0,
+            target: 0..0,
             path: 0..0,
             query: None,
             version: Version::Http11,
@@ -74,7 +77,8 @@ impl Request {
             start..start + part.len()
         };
         self.method = range(parsed.method.unwrap_or_default().as_bytes());
-        let mut target = range(parsed.path.unwrap_or_default().as_bytes());
+        self.target = range(parsed.path.unwrap_or_default().as_bytes());
+        let mut target = self.target.clone();
         target.start += authority_len(&raw[target.clone()]);
         match raw[target.clone()].iter().position(|&b| b == b'?') {
             Some(q) => {
@@ -126,6 +130,12 @@ impl Request {
     /// The target's query, e.g. `q=fibra` for `GET /search?q=fibra`, as sent.
     pub fn query(&self) -> Option<&str> {
         self.query.as_ref().map(|q| self.text(q))
+    }
+
+    /// The whole target, as sent: `/search?q=fibra`, or
+    /// `http://example.com/search?q=fibra` in absolute form.
+    pub fn target(&self) -> &str {
+        self.text(&self.target)
     }
 
     pub fn version(&self) -> Version {

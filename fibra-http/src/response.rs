@@ -1,6 +1,9 @@
 //! A response as a handler builds it.
 
 use crate::status;
+use bytes::Bytes;
+use http::StatusCode;
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use std::borrow::Cow;
 use std::fmt;
 use std::io::Read;
@@ -13,6 +16,12 @@ use std::io::Read;
 /// sets (`Content-Length`, `Transfer-Encoding`) are not sent; a handler that
 /// sets `Connection: close` gets the connection closed after the response.
 ///
+/// The status and headers are the [`http`] crate's [`StatusCode`] and
+/// [`HeaderMap`] (see [`headers_mut`](Self::headers_mut)), so a response
+/// converts to and from [`http::Response`] without copying anything (see
+/// [`http_handler`](crate::http_handler)). Header names are sent in lower
+/// case, as the `HeaderMap` keeps them.
+///
 /// ```
 /// use fibra_http::Response;
 ///
@@ -23,16 +32,20 @@ use std::io::Read;
 /// assert_eq!(created.header("Location"), Some("/items/7"));
 /// ```
 pub struct Response {
-    status: u16,
-    headers: Vec<(Cow<'static, str>, Cow<'static, str>)>,
-    body: Body,
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Body,
 }
 
 /// A response body: bytes, or a reader streamed to the client chunked.
+///
+/// Bytes are held as a [`Bytes`], which every conversion here takes over
+/// without copying: a `Vec<u8>` or `String` hands over its buffer, a
+/// `&'static` one is pointed to.
 pub struct Body(Content);
 
 pub(crate) enum Content {
-    Bytes(Cow<'static, [u8]>),
+    Bytes(Bytes),
     Stream(Box<dyn Read>),
 }
 
@@ -44,51 +57,79 @@ impl Body {
         Body(Content::Stream(Box::new(reader)))
     }
 
+    /// The body, if it is bytes (not a stream).
+    pub fn as_bytes(&self) -> Option<&Bytes> {
+        match &self.0 {
+            Content::Bytes(bytes) => Some(bytes),
+            Content::Stream(_) => None,
+        }
+    }
+
     pub(crate) fn into_content(self) -> Content {
         self.0
     }
 }
 
+impl From<Bytes> for Body {
+    fn from(bytes: Bytes) -> Body {
+        Body(Content::Bytes(bytes))
+    }
+}
+
 impl From<&'static str> for Body {
     fn from(text: &'static str) -> Body {
-        Body(Content::Bytes(Cow::Borrowed(text.as_bytes())))
+        Body::from(Bytes::from_static(text.as_bytes()))
     }
 }
 
 impl From<String> for Body {
     fn from(text: String) -> Body {
-        Body(Content::Bytes(Cow::Owned(text.into_bytes())))
+        Body::from(Bytes::from(text))
     }
 }
 
 impl From<&'static [u8]> for Body {
     fn from(bytes: &'static [u8]) -> Body {
-        Body(Content::Bytes(Cow::Borrowed(bytes)))
+        Body::from(Bytes::from_static(bytes))
     }
 }
 
 impl From<Vec<u8>> for Body {
     fn from(bytes: Vec<u8>) -> Body {
-        Body(Content::Bytes(Cow::Owned(bytes)))
+        Body::from(Bytes::from(bytes))
+    }
+}
+
+/// No body, as in `http::Response<()>`.
+impl From<()> for Body {
+    fn from((): ()) -> Body {
+        Body::from(Bytes::new())
+    }
+}
+
+/// A response with this status and an empty body.
+impl From<StatusCode> for Response {
+    fn from(status: StatusCode) -> Response {
+        Response {
+            status,
+            headers: HeaderMap::new(),
+            body: Body::from(()),
+        }
     }
 }
 
 impl Response {
-    /// A response with `status` and an empty body.
+    /// A response with `status` and an empty body (an [`http::StatusCode`]
+    /// converts too: `Response::from(StatusCode::CREATED)`).
     ///
     /// # Panics
     ///
     /// If `status` is not a three-digit code (100–999). A handler that panics
     /// gets its client a `500`.
     pub fn new(status: u16) -> Response {
-        assert!(
-            (100..=999).contains(&status),
-            "fibra-http: {status} is not an HTTP status code"
-        );
-        Response {
-            status,
-            headers: Vec::new(),
-            body: Body::from(&b""[..]),
+        match StatusCode::from_u16(status) {
+            Ok(status) => Response::from(status),
+            Err(_) => panic!("fibra-http: {status} is not an HTTP status code"),
         }
     }
 
@@ -125,17 +166,19 @@ impl Response {
         value: impl Into<Cow<'static, str>>,
     ) -> Response {
         let (name, value) = (name.into(), value.into());
-        assert!(
-            !name.is_empty() && name.bytes().all(is_token),
-            "fibra-http: {name:?} is not a header name"
-        );
-        assert!(
-            value
-                .bytes()
-                .all(|b| b == b'\t' || (b >= b' ' && b != 0x7f)),
-            "fibra-http: the value of header {name} holds a control character"
-        );
-        self.headers.push((name, value));
+        let Ok(header) = HeaderName::from_bytes(name.as_bytes()) else {
+            panic!("fibra-http: {name:?} is not a header name");
+        };
+        // Taken over, not copied: a `&'static str` is pointed to, a `String`
+        // hands over its buffer.
+        let bytes = match value {
+            Cow::Borrowed(value) => Bytes::from_static(value.as_bytes()),
+            Cow::Owned(value) => Bytes::from(value),
+        };
+        let Ok(value) = HeaderValue::from_maybe_shared(bytes) else {
+            panic!("fibra-http: the value of header {name} holds a control character");
+        };
+        self.headers.append(header, value);
         self
     }
 
@@ -146,49 +189,79 @@ impl Response {
     }
 
     pub fn status(&self) -> u16 {
+        self.status.as_u16()
+    }
+
+    pub fn status_code(&self) -> StatusCode {
         self.status
     }
 
-    /// The first header called `name` (compared without regard to case).
+    /// The first header called `name` (compared without regard to case), if
+    /// it is UTF-8.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_ref())
+        std::str::from_utf8(self.headers.get(name)?.as_bytes()).ok()
+    }
+
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The headers, to change with the `http` crate's API (typed names,
+    /// values checked for control characters as they are made).
+    ///
+    /// ```
+    /// use fibra_http::Response;
+    /// use fibra_http::http::header::{CACHE_CONTROL, HeaderValue};
+    ///
+    /// let mut response = Response::text("cached\n");
+    /// response
+    ///     .headers_mut()
+    ///     .insert(CACHE_CONTROL, HeaderValue::from_static("max-age=60"));
+    /// assert_eq!(response.header("cache-control"), Some("max-age=60"));
+    /// ```
+    pub fn headers_mut(&mut self) -> &mut HeaderMap {
+        &mut self.headers
     }
 
     /// The body, if it is bytes (not a stream).
     pub fn body_bytes(&self) -> Option<&[u8]> {
-        match &self.body.0 {
-            Content::Bytes(bytes) => Some(bytes),
-            Content::Stream(_) => None,
-        }
+        self.body.as_bytes().map(|bytes| &bytes[..])
     }
 
     /// Whether the handler asked for the connection to close after this.
     pub(crate) fn wants_close(&self) -> bool {
-        self.header("connection")
-            .is_some_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close")))
+        self.headers
+            .get_all(header::CONNECTION)
+            .iter()
+            .any(|value| {
+                value
+                    .as_bytes()
+                    .split(|&b| b == b',')
+                    .any(|option| option.trim_ascii().eq_ignore_ascii_case(b"close"))
+            })
     }
 
     /// Writes the status line and headers, ending with the blank line. The
     /// caller says how the body is framed.
     pub(crate) fn write_head(&self, out: &mut Vec<u8>, framing: Framing, keep_alive: KeepAlive) {
         out.extend_from_slice(b"HTTP/1.1 ");
-        push_decimal(out, self.status as u64);
+        push_decimal(out, self.status().into());
         out.push(b' ');
-        out.extend_from_slice(status::reason(self.status).as_bytes());
+        out.extend_from_slice(status::reason(self.status()).as_bytes());
         out.extend_from_slice(b"\r\ndate: ");
         crate::date::push_now(out);
         out.extend_from_slice(b"\r\n");
         for (name, value) in &self.headers {
-            if ["content-length", "transfer-encoding", "connection"]
-                .iter()
-                .any(|framing| name.eq_ignore_ascii_case(framing))
+            if [
+                header::CONTENT_LENGTH,
+                header::TRANSFER_ENCODING,
+                header::CONNECTION,
+            ]
+            .contains(name)
             {
                 continue;
             }
-            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(name.as_str().as_bytes());
             out.extend_from_slice(b": ");
             out.extend_from_slice(value.as_bytes());
             out.extend_from_slice(b"\r\n");
@@ -243,11 +316,6 @@ impl fmt::Debug for Response {
             .field("body", &self.body_bytes().map(<[u8]>::len))
             .finish()
     }
-}
-
-/// Whether `b` may appear in a header name (RFC 9110 `tchar`).
-fn is_token(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 /// Appends `n` in decimal.

@@ -40,12 +40,15 @@ impl Mode {
     }
 }
 
-/// Builds a [`Server`]: its mode, limits and shutdown grace period.
+/// Builds a [`Server`]: its mode, limits, shutdown grace period and (with
+/// the `tls` feature) TLS configuration.
 #[derive(Clone, Debug)]
 pub struct Builder {
     mode: Mode,
     limits: Limits,
     grace_period: Duration,
+    #[cfg(feature = "tls")]
+    tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Default for Builder {
@@ -54,6 +57,8 @@ impl Default for Builder {
             mode: Mode::Threads,
             limits: Limits::default(),
             grace_period: GRACE_PERIOD,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 }
@@ -77,6 +82,39 @@ impl Builder {
     /// runs to its end.
     pub fn grace_period(mut self, grace_period: Duration) -> Builder {
         self.grace_period = grace_period;
+        self
+    }
+
+    /// Serves HTTPS: each connection runs a TLS session of `config` (its
+    /// certificates, versions, cipher suites) on the green thread that
+    /// serves it, and then HTTP/1.1 as over TCP — keep-alive, pipelining
+    /// and the [`Limits`] alike, in both modes.
+    ///
+    /// The handshake must end within [`Limits::request_timeout`]: a client
+    /// that stalls in it is closed. A handshake that fails — a client that
+    /// trusts no certificate offered, speaks plain HTTP, or sends garbage —
+    /// is answered by the TLS alert that says why, and closes that
+    /// connection only. `config`'s ALPN protocols, if it sets any, should
+    /// offer only `http/1.1`: this server speaks no other.
+    ///
+    /// ```no_run
+    /// use fibra_http::{Response, Router, Server};
+    /// use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+    ///
+    /// let chain = CertificateDer::pem_file_iter("cert.pem")?.collect::<Result<Vec<_>, _>>()?;
+    /// let key = PrivateKeyDer::from_pem_file("key.pem")?;
+    /// let config = rustls::ServerConfig::builder()
+    ///     .with_no_client_auth()
+    ///     .with_single_cert(chain, key)?;
+    /// Server::builder()
+    ///     .tls(std::sync::Arc::new(config))
+    ///     .bind("0.0.0.0:8443")?
+    ///     .serve(Router::new().get("/", |_: &_| Response::text("Hello over TLS\n")))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, config: Arc<rustls::ServerConfig>) -> Builder {
+        self.tls = Some(config);
         self
     }
 
@@ -104,6 +142,8 @@ impl Builder {
                         mode: self.mode,
                         limits: self.limits,
                         grace_period: self.grace_period,
+                        #[cfg(feature = "tls")]
+                        tls: self.tls,
                         control: Arc::default(),
                     });
                 }
@@ -149,6 +189,8 @@ pub struct Server {
     mode: Mode,
     limits: Limits,
     grace_period: Duration,
+    #[cfg(feature = "tls")]
+    tls: Option<Arc<rustls::ServerConfig>>,
     control: Arc<Control>,
 }
 
@@ -165,6 +207,9 @@ pub(crate) struct Shared {
     pub(crate) handler: Box<dyn Handler>,
     pub(crate) limits: Limits,
     pub(crate) grace_period: Duration,
+    /// Set: every connection is HTTPS, with this configuration.
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
     pub(crate) control: Arc<Control>,
 }
 
@@ -238,6 +283,8 @@ impl Server {
             handler: Box::new(handler),
             limits: self.limits,
             grace_period: self.grace_period,
+            #[cfg(feature = "tls")]
+            tls: self.tls,
             control: self.control,
         });
         let listener = self.listener;

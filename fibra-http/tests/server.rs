@@ -2,7 +2,10 @@
 //! in, status and close asserted), graceful shutdown, and many connections.
 //! Each case runs in both modes where the mode could matter.
 
-use fibra_http::{Body, Limits, Mode, Request, Response, Router, Server, ShutdownHandle};
+mod common;
+
+use common::Running;
+use fibra_http::{Body, Limits, Mode, Request, Response, Router, Server, http, http_handler};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,209 +45,17 @@ fn router() -> Router {
         })
 }
 
-/// A server on a thread of its own, shut down when dropped.
-struct Running {
-    addr: SocketAddr,
-    shutdown: ShutdownHandle,
-    thread: Option<thread::JoinHandle<std::io::Result<()>>>,
-}
-
 impl Running {
     fn start(mode: Mode, limits: Limits) -> Running {
         Running::build(Server::builder().mode(mode).limits(limits))
     }
 
     fn build(builder: fibra_http::Builder) -> Running {
-        let server = builder.bind("127.0.0.1:0").unwrap();
-        let addr = server.local_addr().unwrap();
-        let shutdown = server.shutdown_handle();
-        let thread = Some(thread::spawn(move || server.serve(router())));
-        Running {
-            addr,
-            shutdown,
-            thread,
-        }
+        Running::serving(builder, router)
     }
 
     fn new(mode: Mode) -> Running {
         Running::start(mode, Limits::default())
-    }
-
-    fn client(&self) -> Client {
-        Client::connect(self.addr)
-    }
-
-    /// Shuts down and waits for `serve` to return.
-    fn stop(&mut self) {
-        self.shutdown.shutdown();
-        if let Some(thread) = self.thread.take() {
-            thread.join().unwrap().unwrap();
-        }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if !thread::panicking() {
-            self.stop();
-        }
-    }
-}
-
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn closes(&self) -> bool {
-        self.header("connection") == Some("close")
-    }
-}
-
-/// A blocking client that reads responses the way a strict one would.
-struct Client {
-    stream: TcpStream,
-    buf: Vec<u8>,
-}
-
-impl Client {
-    fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect(addr).unwrap();
-        // A test that would hang fails instead.
-        stream
-            .set_read_timeout(Some(Duration::from_secs(20)))
-            .unwrap();
-        Client {
-            stream,
-            buf: Vec::new(),
-        }
-    }
-
-    fn send(&mut self, raw: &[u8]) {
-        self.stream.write_all(raw).unwrap();
-    }
-
-    fn more(&mut self) {
-        let mut chunk = [0; 16 << 10];
-        let n = self.stream.read(&mut chunk).expect("a response in time");
-        assert!(n > 0, "the server closed before a whole response");
-        self.buf.extend_from_slice(&chunk[..n]);
-    }
-
-    /// Reads one response (skipping `100 Continue`).
-    fn response(&mut self) -> Reply {
-        self.read_response(true)
-    }
-
-    /// Reads one response's head, as a client that sent `HEAD` must.
-    fn head_response(&mut self) -> Reply {
-        self.read_response(false)
-    }
-
-    fn read_response(&mut self, with_body: bool) -> Reply {
-        loop {
-            let mut fields = [httparse::EMPTY_HEADER; 32];
-            let mut parsed = httparse::Response::new(&mut fields);
-            let len = match parsed.parse(&self.buf).expect("a well-formed response") {
-                httparse::Status::Complete(len) => len,
-                httparse::Status::Partial => {
-                    self.more();
-                    continue;
-                }
-            };
-            let status = parsed.code.unwrap();
-            let headers: Vec<(String, String)> = parsed
-                .headers
-                .iter()
-                .map(|h| {
-                    (
-                        h.name.to_string(),
-                        String::from_utf8(h.value.to_vec()).unwrap(),
-                    )
-                })
-                .collect();
-            self.buf.drain(..len);
-            if status == 100 {
-                continue;
-            }
-            let mut reply = Reply {
-                status,
-                headers,
-                body: Vec::new(),
-            };
-            if !with_body {
-                return reply;
-            }
-            if reply.header("transfer-encoding") == Some("chunked") {
-                reply.body = self.chunked_body();
-            } else if let Some(length) = reply.header("content-length") {
-                let length: usize = length.parse().unwrap();
-                while self.buf.len() < length {
-                    self.more();
-                }
-                reply.body = self.buf.drain(..length).collect();
-            }
-            return reply;
-        }
-    }
-
-    fn chunked_body(&mut self) -> Vec<u8> {
-        let mut body = Vec::new();
-        loop {
-            let (used, size) = match httparse::parse_chunk_size(&self.buf).unwrap() {
-                httparse::Status::Complete(c) => c,
-                httparse::Status::Partial => {
-                    self.more();
-                    continue;
-                }
-            };
-            let size = size as usize;
-            while self.buf.len() < used + size + 2 {
-                self.more();
-            }
-            body.extend_from_slice(&self.buf[used..used + size]);
-            assert_eq!(&self.buf[used + size..used + size + 2], b"\r\n");
-            self.buf.drain(..used + size + 2);
-            if size == 0 {
-                return body;
-            }
-        }
-    }
-
-    /// Whether the server has closed the connection (after what was read).
-    fn is_closed(&mut self) -> bool {
-        let mut byte = [0];
-        match self.stream.read(&mut byte) {
-            Ok(0) => true,
-            Err(e) if e.kind() == ErrorKind::ConnectionReset => true,
-            Ok(_) => false,
-            Err(e) => panic!("no close: {e}"),
-        }
-    }
-
-    /// Sends `raw`, expects a response with `status` that closes the
-    /// connection, and then the close.
-    fn rejected(mut self, raw: &[u8], status: u16) -> Reply {
-        self.send(raw);
-        let reply = self.response();
-        assert_eq!(
-            reply.status,
-            status,
-            "{}",
-            String::from_utf8_lossy(&reply.body)
-        );
-        assert!(reply.closes(), "a rejection closes the connection");
-        assert!(self.is_closed());
-        reply
     }
 }
 
@@ -286,6 +97,64 @@ fn pipelined_requests_are_answered_in_order() {
             assert_eq!(reply.body, format!("{i:02}").as_bytes());
         }
         assert_eq!(client.response().body, b"Hello, world!\n");
+    }
+}
+
+/// A handler written against the `http` crate's types, as for hyper or axum.
+fn http_echo(request: http::Request<&[u8]>) -> http::Response<Vec<u8>> {
+    let agent = request.headers().get(http::header::USER_AGENT).cloned();
+    let mut response = http::Response::builder()
+        .status(http::StatusCode::CREATED)
+        .header("x-path", request.uri().path())
+        .header("x-version", format!("{:?}", request.version()))
+        .header(
+            "x-peer",
+            request
+                .extensions()
+                .get::<SocketAddr>()
+                .is_some()
+                .to_string(),
+        )
+        // Framing is the server's: these are not sent.
+        .header(http::header::CONTENT_LENGTH, "999")
+        .header(http::header::TRANSFER_ENCODING, "gzip");
+    if let Some(agent) = agent {
+        response = response.header("x-agent", agent);
+    }
+    response.body(request.body().to_vec()).unwrap()
+}
+
+#[test]
+fn an_http_typed_handler_serves_keep_alive_and_pipelined_requests() {
+    for mode in MODES {
+        let server = Running::serving(Server::builder().mode(mode), || http_handler(http_echo));
+        let mut client = server.client();
+        let mut burst = Vec::new();
+        for i in 0..3 {
+            burst.extend_from_slice(
+                format!(
+                    "POST /echo/{i} HTTP/1.1\r\nHost: t\r\nUser-Agent: raw/{i}\r\n\
+                     Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+                )
+                .as_bytes(),
+            );
+        }
+        client.send(&burst);
+        for i in 0..3 {
+            let reply = client.response();
+            assert_eq!(reply.status, 201);
+            assert_eq!(reply.body, b"abc");
+            assert_eq!(reply.header("x-path"), Some(format!("/echo/{i}").as_str()));
+            assert_eq!(reply.header("x-agent"), Some(format!("raw/{i}").as_str()));
+            assert_eq!(reply.header("x-version"), Some("HTTP/1.1"));
+            assert_eq!(reply.header("x-peer"), Some("true"));
+            assert_eq!(reply.header("content-length"), Some("3"));
+            assert_eq!(reply.header("transfer-encoding"), None);
+        }
+        // A target that the server reads but the `http` crate's URI refuses.
+        client.send(b"GET /a`b HTTP/1.0\r\n\r\n");
+        assert_eq!(client.response().status, 400);
+        assert!(client.is_closed());
     }
 }
 

@@ -1,0 +1,273 @@
+//! HTTPS over real sockets (the `tls` feature), with a certificate made for
+//! the test run: a rustls client (TLS 1.2 and 1.3) and curl against both
+//! modes, keep-alive and pipelining as over TCP, and the connections that
+//! fail — a handshake that stalls, plain HTTP on the TLS port — costing only
+//! themselves.
+#![cfg(feature = "tls")]
+
+mod common;
+
+use common::{Client, Running};
+use fibra_http::{Limits, Mode, Request, Response, Router, Server};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, StreamOwned};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+const MODES: [Mode; 2] = [Mode::Threads, Mode::Ractors(2)];
+const GET_HELLO: &[u8] = b"GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n";
+const BIG: usize = 1 << 20;
+
+/// A self-signed certificate for `localhost`, made once per test run.
+struct Certificate {
+    der: CertificateDer<'static>,
+    pem: String,
+    key: PrivatePkcs8KeyDer<'static>,
+}
+
+fn certificate() -> &'static Certificate {
+    static CERTIFICATE: OnceLock<Certificate> = OnceLock::new();
+    CERTIFICATE.get_or_init(|| {
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+        Certificate {
+            der: made.cert.der().clone(),
+            pem: made.cert.pem(),
+            key: PrivatePkcs8KeyDer::from(made.signing_key.serialize_der()),
+        }
+    })
+}
+
+/// The provider named, not the process default: which default a build has
+/// depends on the features that other crates turn on in rustls.
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+fn server_config() -> Arc<ServerConfig> {
+    let certificate = certificate();
+    let config = ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![certificate.der.clone()],
+            PrivateKeyDer::Pkcs8(certificate.key.clone_key()),
+        )
+        .unwrap();
+    Arc::new(config)
+}
+
+fn router() -> Router {
+    Router::new()
+        .get("/hello", |_: &Request| Response::text("Hello, world!\n"))
+        .post("/echo", |r: &Request| {
+            Response::new(200).with_body(r.body().to_vec())
+        })
+        .get("/big", |_: &Request| {
+            Response::new(200).with_body(big_body())
+        })
+        .get("/peer", |r: &Request| {
+            Response::text(format!("{}\n", r.peer_addr().unwrap().port()))
+        })
+}
+
+fn big_body() -> Vec<u8> {
+    (0..BIG).map(|i| (i % 251) as u8).collect()
+}
+
+fn https(mode: Mode, limits: Limits) -> Running {
+    Running::serving(
+        Server::builder()
+            .mode(mode)
+            .limits(limits)
+            .tls(server_config()),
+        router,
+    )
+}
+
+type TlsClient = Client<StreamOwned<ClientConnection, TcpStream>>;
+
+/// A rustls client that trusts the test's certificate, offering only
+/// `version`.
+fn tls_client(addr: SocketAddr, version: &'static rustls::SupportedProtocolVersion) -> TlsClient {
+    let mut roots = RootCertStore::empty();
+    roots.add(certificate().der.clone()).unwrap();
+    let config = ClientConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[version])
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = ServerName::try_from("localhost").unwrap();
+    let session = ClientConnection::new(Arc::new(config), name).unwrap();
+    let tcp = tcp_client(addr);
+    Client::over(StreamOwned::new(session, tcp))
+}
+
+fn tcp_client(addr: SocketAddr) -> TcpStream {
+    let tcp = TcpStream::connect(addr).unwrap();
+    // A test that would hang fails instead.
+    tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    tcp
+}
+
+const VERSIONS: [&rustls::SupportedProtocolVersion; 2] =
+    [&rustls::version::TLS12, &rustls::version::TLS13];
+
+#[test]
+fn https_keeps_alive_and_pipelines_as_tcp_does() {
+    for mode in MODES {
+        let server = https(mode, Limits::default());
+        for version in VERSIONS {
+            let mut client = tls_client(server.addr, version);
+            for _ in 0..5 {
+                client.send(GET_HELLO);
+                let reply = client.response();
+                assert_eq!(reply.status, 200);
+                assert_eq!(reply.body, b"Hello, world!\n");
+                assert_eq!(reply.header("connection"), None);
+            }
+            // Larger than what rustls buffers, both ways.
+            client.send(b"GET /big HTTP/1.1\r\nHost: localhost\r\n\r\n");
+            assert_eq!(client.response().body, big_body());
+            let upload = big_body();
+            let mut burst = format!(
+                "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\n\r\n",
+                upload.len()
+            )
+            .into_bytes();
+            burst.extend_from_slice(&upload);
+            for i in 0..20 {
+                burst.extend_from_slice(
+                    format!(
+                        "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{i:02}"
+                    )
+                    .as_bytes(),
+                );
+            }
+            burst.extend_from_slice(
+                b"GET /hello HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+            );
+            client.send(&burst);
+            assert_eq!(client.response().body, upload);
+            for i in 0..20 {
+                assert_eq!(client.response().body, format!("{i:02}").as_bytes());
+            }
+            let last = client.response();
+            assert_eq!(last.body, b"Hello, world!\n");
+            assert!(last.closes());
+            assert!(client.is_closed(), "the session ends with close_notify");
+        }
+    }
+}
+
+#[test]
+fn a_client_that_stalls_mid_handshake_is_closed() {
+    let limits = Limits {
+        request_timeout: Duration::from_millis(200),
+        ..Limits::default()
+    };
+    for mode in MODES {
+        let server = https(mode, limits.clone());
+        // The first half of a real ClientHello, and then nothing.
+        let mut hello = Vec::new();
+        let mut roots = RootCertStore::empty();
+        roots.add(certificate().der.clone()).unwrap();
+        let config = ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let name = ServerName::try_from("localhost").unwrap();
+        let mut session = ClientConnection::new(Arc::new(config), name).unwrap();
+        session.write_tls(&mut hello).unwrap();
+        let mut stalled = tcp_client(server.addr);
+        stalled.write_all(&hello[..hello.len() / 2]).unwrap();
+        let mut answer = Vec::new();
+        match stalled.read_to_end(&mut answer) {
+            Ok(_) => {}
+            Err(err) if err.kind() == ErrorKind::ConnectionReset => {}
+            Err(err) => panic!("the stalled handshake was not closed: {err}"),
+        }
+        // Meanwhile and after, others are served.
+        let mut client = tls_client(server.addr, &rustls::version::TLS13);
+        client.send(GET_HELLO);
+        assert_eq!(client.response().status, 200);
+    }
+}
+
+#[test]
+fn plain_http_on_the_tls_port_closes_that_connection_only() {
+    for mode in MODES {
+        let server = https(mode, Limits::default());
+        let mut kept = tls_client(server.addr, &rustls::version::TLS13);
+        kept.send(GET_HELLO);
+        assert_eq!(kept.response().status, 200);
+
+        let mut plain = tcp_client(server.addr);
+        plain.write_all(GET_HELLO).unwrap();
+        let mut answer = Vec::new();
+        match plain.read_to_end(&mut answer) {
+            Ok(_) => {}
+            Err(err) if err.kind() == ErrorKind::ConnectionReset => {}
+            Err(err) => panic!("plain HTTP on the TLS port was not closed: {err}"),
+        }
+        // At most a TLS alert (content type 21), never an HTTP response.
+        assert!(
+            answer.is_empty() || answer[0] == 21,
+            "{}",
+            String::from_utf8_lossy(&answer)
+        );
+
+        // The connection already open, and new ones, go on.
+        kept.send(GET_HELLO);
+        assert_eq!(kept.response().body, b"Hello, world!\n");
+        let mut fresh = tls_client(server.addr, &rustls::version::TLS12);
+        fresh.send(GET_HELLO);
+        assert_eq!(fresh.response().status, 200);
+    }
+}
+
+#[test]
+fn curl_fetches_over_https_on_one_connection() {
+    if std::process::Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: curl is not on this machine");
+        return;
+    }
+    let ca = std::env::temp_dir().join(format!("fibra-http-tls-test-{}.pem", std::process::id()));
+    std::fs::write(&ca, &certificate().pem).unwrap();
+    for mode in MODES {
+        let server = https(mode, Limits::default());
+        let port = server.addr.port();
+        let url = format!("https://localhost:{port}/peer");
+        let output = std::process::Command::new("curl")
+            .args(["--silent", "--show-error", "--fail", "--http1.1"])
+            .arg("--cacert")
+            .arg(&ca)
+            .args(["--resolve", &format!("localhost:{port}:127.0.0.1")])
+            .args([&url, &url, &url])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let ports: Vec<&str> = std::str::from_utf8(&output.stdout)
+            .unwrap()
+            .lines()
+            .collect();
+        assert_eq!(ports.len(), 3, "{ports:?}");
+        assert!(
+            ports.iter().all(|p| *p == ports[0]),
+            "curl kept one connection alive: {ports:?}"
+        );
+    }
+    std::fs::remove_file(&ca).unwrap();
+}
