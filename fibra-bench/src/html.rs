@@ -56,6 +56,7 @@ fn write_page(html: &mut String, run: &Run, parts: &[Part]) -> std::fmt::Result 
     writeln!(html, "<h2 id=\"machine\">Machine</h2>\n<dl>")?;
     for (key, value) in [
         ("CPU", m.cpu.clone()),
+        ("architecture", m.arch.clone()),
         ("CPUs", m.cpus.to_string()),
         ("kernel", m.kernel.clone()),
         ("memory", m.memory.clone()),

@@ -6,6 +6,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub struct Machine {
     /// The CPU's model name, from /proc/cpuinfo.
     pub cpu: String,
+    /// The CPU architecture this program was built for (`x86_64`, `aarch64`),
+    /// with a note when /proc/cpuinfo describes another one: the program then
+    /// runs under an emulator (qemu-user), and its times measure the emulator.
+    pub arch: String,
     /// The CPUs this process may run on.
     pub cpus: usize,
     /// The kernel release, as `uname -r` prints it.
@@ -32,6 +36,7 @@ impl Machine {
             .map_or(0, |d| d.as_secs());
         Machine {
             cpu: cpu.to_string(),
+            arch: arch(&cpuinfo),
             cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
             kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
             memory,
@@ -42,14 +47,35 @@ impl Machine {
     /// One line saying what the figures were measured on, for pasting with them.
     pub fn line(&self) -> String {
         format!(
-            "fibra-bench {} on {}, {} CPUs, Linux {}, {} memory, {}",
+            "fibra-bench {} on {}, {}, {} CPUs, Linux {}, {} memory, {}",
             env!("CARGO_PKG_VERSION"),
+            self.arch,
             self.cpu,
             self.cpus,
             self.kernel,
             self.memory,
             self.date
         )
+    }
+}
+
+/// This program's CPU architecture, and whether /proc/cpuinfo (which qemu-user
+/// passes through from the host) says the CPU is of another kind: x86 kernels
+/// list `flags`, arm64 kernels `Features`.
+fn arch(cpuinfo: &str) -> String {
+    let arch = std::env::consts::ARCH;
+    let host = if field(cpuinfo, "flags").is_some() {
+        Some("x86_64")
+    } else if field(cpuinfo, "Features").is_some() {
+        Some("aarch64")
+    } else {
+        None
+    };
+    match host {
+        Some(host) if host != arch && !(host == "x86_64" && arch == "x86") => {
+            format!("{arch} (emulated on {host}: times measure the emulator)")
+        }
+        _ => arch.to_string(),
     }
 }
 
@@ -113,6 +139,8 @@ mod tests {
             Some("AMD EPYC")
         );
         assert_eq!(field(meminfo, "Swap"), None);
+        assert_eq!(arch(""), std::env::consts::ARCH);
+        assert!(arch("flags\t: fpu\nFeatures\t: fp\n").starts_with(std::env::consts::ARCH));
         let this = Machine::this();
         assert!(this.cpus > 0 && !this.kernel.is_empty(), "{}", this.line());
     }

@@ -2,6 +2,8 @@
 //! run it: a signal to stop it lets the request in flight finish, and it
 //! exits cleanly. `cargo test` builds the example next to this test.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
@@ -25,7 +27,7 @@ fn example() -> PathBuf {
 
 /// Starts the server with a short `/io`; returns it and its address.
 fn start(mode: &[&str]) -> (Child, SocketAddr) {
-    let mut child = Command::new(example())
+    let mut child = common::target_command(example())
         .args(["--port", "0", "--sleep-ms", "300"])
         .args(mode)
         .stdout(Stdio::piped())

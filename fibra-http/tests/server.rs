@@ -787,8 +787,8 @@ fn serve_as_child(mode: &str) {
 /// Starts this test binary as the server of `test`, in `mode`.
 fn child_server(test: &str, mode: &str) -> (std::process::Child, SocketAddr) {
     use std::io::BufRead;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(std::env::current_exe().unwrap())
+    use std::process::Stdio;
+    let mut child = common::target_command(std::env::current_exe().unwrap())
         .args(["--exact", test, "--nocapture", "--test-threads=1"])
         .env(CHILD_SERVER, mode)
         .stdin(Stdio::piped())

@@ -1,5 +1,6 @@
 //! What a user of `Fiber` sees: values both ways, transfer, errors, panics,
-//! unwinding on drop, many fibers, deep recursion, floating point, backtraces.
+//! unwinding on drop, many fibers, deep recursion, floating point (and the
+//! callee-saved FP registers), backtraces.
 
 use fibra::fiber::{Builder, Status};
 use fibra::{Fiber, FiberError, Step};
@@ -342,6 +343,68 @@ fn floating_point_values_survive_switches() {
         }
     }
     assert_eq!(last, expected);
+}
+
+/// Eight accumulators, each updated with `k`, held across every call of `step`:
+/// with an opaque call in between, the compiler keeps them in callee-saved
+/// registers where the ABI has them (d8–d15 on aarch64; x86_64's System V has
+/// none and spills them), so a switch inside `step` that lost those registers
+/// would give this frame the other side's values.
+#[inline(never)]
+fn accumulate(k: f64, rounds: u32, mut step: impl FnMut(f64)) -> f64 {
+    let (mut a, mut b, mut c, mut d) = (1.0f64, 2.0f64, 3.0f64, 4.0f64);
+    let (mut e, mut f, mut g, mut h) = (5.0f64, 6.0f64, 7.0f64, 8.0f64);
+    for _ in 0..rounds {
+        step(a + b + c + d + e + f + g + h);
+        a = a * 0.5 + k;
+        b = b * 0.75 - k;
+        c = c * 0.5 + 2.0 * k;
+        d = d * 0.25 + 3.0;
+        e = e * 0.5 - k * 0.5;
+        f = f * 0.125 + 1.0;
+        g = g * 0.5 + k * k;
+        h = h * 0.875 - 2.0;
+    }
+    a + b * 2.0 + c * 3.0 + d * 4.0 + e * 5.0 + f * 6.0 + g * 7.0 + h * 8.0
+}
+
+#[inline(never)]
+fn suspend_once(y: &fibra::Yielder<(), f64, f64>, value: f64) {
+    y.suspend(value);
+}
+
+#[inline(never)]
+fn resume_once(fiber: &Fiber<(), f64, f64>, returned: &RefCell<Vec<f64>>) {
+    if let Step::Return(value) = fiber.resume(()).unwrap() {
+        returned.borrow_mut().push(value);
+    }
+}
+
+#[test]
+fn callee_saved_fp_registers_survive_switches() {
+    // The resumer and two fibers each keep eight f64 values live across the
+    // call that switches (`resume_once`, `suspend_once`), with different values
+    // on each side; every switch must hand each side its own back (AAPCS64:
+    // d8–d15 are callee-saved, and the switch declares them clobbered).
+    const ROUNDS: u32 = 300;
+    let fibers: Vec<Fiber<(), f64, f64>> = [-3.0, 0.25]
+        .into_iter()
+        .map(|k| Fiber::new(move |y, ()| accumulate(k, ROUNDS, |v| suspend_once(y, v))))
+        .collect();
+    let returned = RefCell::new(Vec::new());
+    let mine = accumulate(1.5, ROUNDS + 1, |_| {
+        for fiber in &fibers {
+            resume_once(fiber, &returned);
+        }
+    });
+    assert_eq!(mine, accumulate(1.5, ROUNDS + 1, |_| {}));
+    assert_eq!(
+        returned.into_inner(),
+        vec![
+            accumulate(-3.0, ROUNDS, |_| {}),
+            accumulate(0.25, ROUNDS, |_| {})
+        ]
+    );
 }
 
 #[test]

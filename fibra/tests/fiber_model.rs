@@ -3,6 +3,8 @@
 //! over random sequences, the sequences behind the soundness review's findings,
 //! and the table's aborts (in a child process).
 
+mod support;
+
 mod model;
 
 use fibra::fiber::Status;
@@ -12,7 +14,6 @@ use model::{
 };
 use std::cell::RefCell;
 use std::panic::{self, AssertUnwindSafe};
-use std::process::Command;
 use std::rc::Rc;
 
 /// Operations per random sequence.
@@ -178,7 +179,7 @@ fn in_child(case: &str, run: fn()) -> Option<std::process::Output> {
         return None;
     }
     let test = std::thread::current().name().unwrap().to_string();
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = support::target_command(std::env::current_exe().unwrap())
         .args(["--exact", "--nocapture", &test])
         .env("FIBRA_MODEL_CHILD", case)
         .output()

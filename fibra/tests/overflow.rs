@@ -2,10 +2,11 @@
 //! overflowing code runs in a child process (this test binary run again with an
 //! environment variable), and the parent checks how the child ended.
 
+mod support;
+
 use fibra::fiber::Builder;
 use fibra::{Fiber, Step};
 use std::os::unix::process::ExitStatusExt;
-use std::process::Command;
 
 const CHILD: &str = "FIBRA_OVERFLOW_CHILD";
 
@@ -71,7 +72,7 @@ fn child(which: &str) {
 }
 
 fn run_child(which: &str) -> (Option<i32>, String) {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = support::target_command(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "overflow_child",

@@ -8,14 +8,17 @@
 //! tests of `fiber::message` (`scripts/miri.sh`); finding 7 (`panic = "abort"`)
 //! by `checks/panic-abort`, which must be built with that panic strategy.
 
+mod support;
+
 use fibra::fiber::{Builder, Status};
 use fibra::{Fiber, FiberError, Generator, Step, Yielder};
 use std::cell::{Cell, OnceCell};
 use std::os::unix::process::ExitStatusExt;
 use std::panic::{self, AssertUnwindSafe};
-use std::process::Command;
 use std::rc::Rc;
 use std::time::Duration;
+
+mod support;
 
 const CHILD: &str = "FIBRA_SOUNDNESS_CHILD";
 
@@ -390,7 +393,7 @@ fn libc_sigabrt() -> i32 {
 
 /// Runs the test `child_process` of this binary with `CHILD=which` and `env`.
 fn child(which: &str, env: &[(&str, &str)]) -> std::process::Output {
-    Command::new(std::env::current_exe().unwrap())
+    support::target_command(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "child_process",

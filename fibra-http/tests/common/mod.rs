@@ -1,11 +1,14 @@
-//! What the socket tests share: a server on a thread of its own, and a
-//! strict blocking client over any stream (TCP or TLS). Each test file uses
+//! What the behaviour tests share: a server on a thread of its own, a strict
+//! blocking client over any stream (TCP or TLS), and a command that starts a
+//! child process built for the target under test. Each test file uses
 //! a part of it.
 #![allow(dead_code)]
 
 use fibra_http::{Handler, ShutdownHandle};
+use std::ffi::OsStr;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::process::Command;
 use std::thread;
 use std::time::Duration;
 
@@ -215,5 +218,24 @@ impl<S: Read + Write> Client<S> {
         assert!(reply.closes(), "a rejection closes the connection");
         assert!(self.is_closed());
         reply
+    }
+}
+
+/// A command that runs `program`, a binary built for the target under test
+/// (usually this test binary again, to watch a child abort).
+///
+/// Under qemu-user (`cargo test --target aarch64-unknown-linux-gnu` on x86_64,
+/// `.cargo/config.toml`), the machine cannot run such a binary by itself: the
+/// runner passes its own command line in `FIBRA_TEST_RUNNER`, and the child is
+/// started through it too. Natively the variable is unset.
+pub fn target_command(program: impl AsRef<OsStr>) -> Command {
+    match std::env::var("FIBRA_TEST_RUNNER") {
+        Ok(runner) if !runner.trim().is_empty() => {
+            let mut words = runner.split_whitespace();
+            let mut command = Command::new(words.next().expect("a runner"));
+            command.args(words).arg(program);
+            command
+        }
+        _ => Command::new(program),
     }
 }

@@ -18,17 +18,36 @@
 //! - `valgrind_request`: a valgrind client request, so that valgrind can be told
 //!   where fiber stacks are (its magic instruction sequence is per CPU).
 //!
-//! To port fibra, add a file beside `x86_64.rs` that provides these items.
+//! Two files provide them: `x86_64.rs` (System V) and `aarch64.rs` (AAPCS64). To
+//! port fibra to another CPU, add a file beside them that provides these items.
 
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+// The System V ABI of x86_64 is the same on Linux and macOS, and AAPCS64 differs
+// between them only in x18 (reserved on Apple targets; `arch/aarch64.rs` never
+// touches it). Neither file names a symbol in its assembly, so Apple's leading
+// underscore on symbol names does not arise: the bootstrap is reached through a
+// function pointer, and local labels are numeric.
+#[cfg(all(target_arch = "x86_64", any(target_os = "linux", target_os = "macos")))]
 mod x86_64;
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(all(target_arch = "x86_64", any(target_os = "linux", target_os = "macos")))]
 pub(crate) use x86_64::{
     StackPointer, init_stack, switch_call, switch_jump, switch_return, valgrind_request,
 };
 
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-compile_error!("fibra supports x86_64 Linux for now: add an arch/<cpu>.rs beside arch/x86_64.rs");
+#[cfg(all(target_arch = "aarch64", any(target_os = "linux", target_os = "macos")))]
+mod aarch64;
+#[cfg(all(target_arch = "aarch64", any(target_os = "linux", target_os = "macos")))]
+pub(crate) use aarch64::{
+    StackPointer, init_stack, switch_call, switch_jump, switch_return, valgrind_request,
+};
+
+#[cfg(not(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    any(target_os = "linux", target_os = "macos")
+)))]
+compile_error!(
+    "fibra supports x86_64 and aarch64, on Linux and macOS: add an arch/<cpu>.rs beside \
+     arch/x86_64.rs, and the OS's calls in stack/"
+);
 
 /// The entry function a fresh stack calls on its first switch: it receives the pointer
 /// passed to that switch and the `data` pointer given to `init_stack`, and must never

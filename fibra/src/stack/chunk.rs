@@ -3,7 +3,7 @@
 //! space until its stacks are used, and memory only for the pages fibers touch.
 
 use super::advice::{self, MADV_GUARD_INSTALL};
-use super::{overflow, page_size, too_large, valgrind};
+use super::{MAP_STACK, overflow, page_size, too_large, valgrind};
 use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,12 +37,12 @@ pub(super) struct Chunk {
 
 /// MAP_NORESERVE: the stacks are address space, not committed memory.
 /// MAP_STACK: no transparent huge pages, so a parked fiber holds 4 KiB pages,
-/// not 2 MiB. Miri accepts only the two basic flags; neither changes what it
-/// checks.
+/// not 2 MiB (Linux; macOS has no such flag and no such pages). Miri accepts
+/// only the two basic flags; neither changes what it checks.
 const RESERVE_FLAGS: libc::c_int = if cfg!(miri) {
     libc::MAP_PRIVATE | libc::MAP_ANONYMOUS
 } else {
-    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK
+    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | MAP_STACK
 };
 
 impl Chunk {
@@ -129,7 +129,7 @@ impl Chunk {
             .map(|i| advice::range(self.base.as_ptr().wrapping_add(i * self.slot), page))
             .collect();
         // SAFETY: the ranges are the guard pages of slots not carved yet.
-        if unsafe { advice::advise_all(&guards, MADV_GUARD_INSTALL) } {
+        if advice::guards_fault() && unsafe { advice::advise_all(&guards, MADV_GUARD_INSTALL) } {
             self.guarded += count;
             return Ok(());
         }
@@ -169,7 +169,7 @@ impl Drop for Chunk {
 
 /// Makes `[addr, addr + len)` fault on access.
 fn install_guard(addr: *mut u8, len: usize) -> io::Result<()> {
-    if !GUARD_MADVISE_UNSUPPORTED.load(Ordering::Relaxed) {
+    if advice::guards_fault() && !GUARD_MADVISE_UNSUPPORTED.load(Ordering::Relaxed) {
         // SAFETY: the range lies inside a mapping this module owns and that no
         // stack uses yet.
         if unsafe { libc::madvise(addr.cast(), len, MADV_GUARD_INSTALL) } == 0 {
@@ -186,7 +186,7 @@ fn install_guard(addr: *mut u8, len: usize) -> io::Result<()> {
         return Ok(());
     }
     let err = io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::ENOMEM) {
+    if cfg!(target_os = "linux") && err.raw_os_error() == Some(libc::ENOMEM) {
         return Err(io::Error::new(
             io::ErrorKind::OutOfMemory,
             format!(
@@ -200,6 +200,7 @@ fn install_guard(addr: *mut u8, len: usize) -> io::Result<()> {
     Err(err)
 }
 
+/// Linux's limit on memory map entries, which each `mprotect` guard splits.
 fn max_map_count() -> Option<u64> {
     std::fs::read_to_string("/proc/sys/vm/max_map_count")
         .ok()?

@@ -12,10 +12,20 @@
 //! it falls back to `mprotect`, and if the kernel then refuses for lack of map
 //! entries the error says so and names `vm.max_map_count`.
 //!
+//! # Platforms
+//!
+//! The page size (and so the guard's size and the stack sizes' granule) comes
+//! from `sysconf`: 4 KiB on x86_64 and most aarch64 Linux, 16 KiB on Apple
+//! Silicon. Where `MADV_GUARD_INSTALL` does not make pages fault — macOS, Linux
+//! before 6.13, qemu-user, which accepts the advice and ignores it — guards are
+//! made with `mprotect` (probed once per process, `advice::guards_fault`); macOS
+//! has no `vm.max_map_count` wall to name. `process_madvise`, `MAP_STACK` and
+//! `/proc` are Linux's and used only there.
+//!
 //! # Overflow
 //!
-//! Touching a guard page faults; [`overflow`] catches the fault on an alternate
-//! signal stack, prints that a fiber's stack overflowed, and aborts, as Rust does
+//! Touching a guard page faults (SIGSEGV on Linux, SIGBUS on macOS);
+//! [`overflow`] catches the fault on an alternate signal stack, prints that a fiber's stack overflowed, and aborts, as Rust does
 //! for a thread's stack.
 
 mod advice;
@@ -26,6 +36,13 @@ mod valgrind;
 
 use std::io;
 use std::ptr::NonNull;
+
+/// `MAP_STACK` where the OS has it (Linux: the mapping gets no transparent huge
+/// pages); macOS has no such flag, and needs none.
+#[cfg(target_os = "linux")]
+const MAP_STACK: libc::c_int = libc::MAP_STACK;
+#[cfg(not(target_os = "linux"))]
+const MAP_STACK: libc::c_int = 0;
 
 /// The usable size of a fiber stack when none is chosen: 256 KiB.
 ///

@@ -8,6 +8,10 @@
 //! chunk of stacks, and hands every fault that is not in a guard page to the
 //! handler that was installed before (Rust's own, which reports overflows of
 //! thread stacks), or to the default action.
+//!
+//! A guard hit arrives as SIGSEGV on Linux and as SIGBUS on macOS (where an access
+//! to a page mapped without permissions is a bus error); both are caught, with
+//! the faulting address in `si_addr` on each.
 
 use std::mem::MaybeUninit;
 use std::ptr;
@@ -232,7 +236,7 @@ impl AltStack {
                 ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | super::MAP_STACK,
                 -1,
                 0,
             )

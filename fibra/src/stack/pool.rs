@@ -133,13 +133,14 @@ impl SizeClass {
                 .iter()
                 .map(|top| advice::range(top.as_ptr().wrapping_sub(self.size), self.size))
                 .collect();
-            // SAFETY: each range is the usable part of a free stack; dropping its
-            // pages (the next touch reads zeros) leaves its guard page in place.
-            if !unsafe { advice::advise_all(&ranges, libc::MADV_DONTNEED) } {
+            // SAFETY: each range is the usable part of a free stack, whose contents
+            // are not needed again; dropping its pages (the next touch reads zeros,
+            // or on macOS possibly the old bytes) leaves its guard page in place.
+            if !unsafe { advice::advise_all(&ranges, advice::GIVE_BACK) } {
                 for range in &ranges {
                     // SAFETY: as above, one stack at a time. Failure only means
                     // the memory stays resident, so the result is not checked.
-                    unsafe { libc::madvise(range.iov_base, range.iov_len, libc::MADV_DONTNEED) };
+                    unsafe { libc::madvise(range.iov_base, range.iov_len, advice::GIVE_BACK) };
                 }
             }
         }
