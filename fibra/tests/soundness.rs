@@ -18,8 +18,6 @@ use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
 use std::time::Duration;
 
-mod support;
-
 const CHILD: &str = "FIBRA_SOUNDNESS_CHILD";
 
 /// Counts its drops, and checks at its drop that the memory it lives in still
