@@ -1,10 +1,12 @@
-//! wrk, the HTTP load generator: `wrk -t2 -cC -dDs --latency URL`, and the
-//! figures of its report.
+//! wrk, the HTTP load generator: `wrk -t2 -cC -dDs --latency URL` (with
+//! `-s pipeline.lua URL -- DEPTH` to pipeline), and the figures of its
+//! report.
 
 use crate::measure::Best;
 use crate::peers::process::{self, RunError};
 use crate::peers::{Missing, find_program};
-use std::path::PathBuf;
+use std::fmt;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -14,6 +16,32 @@ pub struct Wrk(PathBuf);
 /// wrk's threads: one per core of the 2-core machines the bench is made for,
 /// as EXPERIMENTS.md measured.
 pub const THREADS: usize = 2;
+
+/// The script that makes wrk pipeline: each write is `DEPTH` requests, the
+/// next once all are answered.
+const PIPELINE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/src/experiments/throughput/pipeline.lua"
+);
+
+/// How wrk sends requests on each connection.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Requests {
+    /// One at a time, the next once the response is in (keep-alive).
+    KeepAlive,
+    /// This many in one write, the next batch once all are answered, as
+    /// TechEmpower's plaintext test does (16 deep).
+    Pipelined(usize),
+}
+
+impl fmt::Display for Requests {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Requests::KeepAlive => write!(f, "keep-alive"),
+            Requests::Pipelined(depth) => write!(f, "keep-alive, pipelined {depth} deep"),
+        }
+    }
+}
 
 /// What one wrk run measured.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -54,24 +82,41 @@ impl Wrk {
         })
     }
 
-    /// Loads `url` from `connections` keep-alive connections for `duration`;
-    /// wrk is killed if it runs past `timeout`.
+    /// Loads `url` (`http://` or `https://`) from `connections` keep-alive
+    /// connections for `duration`, sending `requests` so; wrk is killed if it
+    /// runs past `timeout`.
     pub fn run(
         &self,
         url: &str,
         connections: usize,
+        requests: Requests,
         duration: Duration,
         timeout: Duration,
     ) -> Result<Load, String> {
         let mut cmd = Command::new(&self.0);
-        cmd.arg(format!("-t{THREADS}"))
-            .arg(format!("-c{connections}"))
-            .arg(format!("-d{}s", duration.as_secs().max(1)))
-            .arg("--latency")
-            .arg(url);
+        cmd.args(options(connections, duration)).arg("--latency");
+        match requests {
+            Requests::KeepAlive => cmd.arg(url),
+            Requests::Pipelined(depth) => {
+                if !Path::new(PIPELINE).exists() {
+                    return Err(format!("{PIPELINE} not in this checkout"));
+                }
+                cmd.args(["-s", PIPELINE, url, "--", &depth.to_string()])
+            }
+        };
         let stdout = process::run(&mut cmd, timeout).map_err(|e: RunError| format!("wrk {e}"))?;
         parse(&stdout)
     }
+}
+
+/// wrk's threads, connections and duration, as its options: `-t2 -c100
+/// -d5s`, for the command and for the tables' titles.
+pub fn options(connections: usize, duration: Duration) -> [String; 3] {
+    [
+        format!("-t{THREADS}"),
+        format!("-c{connections}"),
+        format!("-d{}s", duration.as_secs().max(1)),
+    ]
 }
 
 /// Reads wrk's report (see the tests for whole ones): `N requests in 2.01s`,

@@ -1,0 +1,55 @@
+//! https-throughput: `GET /hello` over TLS on keep-alive connections, each
+//! server with the TLS library its users pair it with (fibra-http with
+//! rustls, hyper with tokio-rustls, Go's crypto/tls), all with one
+//! certificate made for the run. The handshake happens once a connection;
+//! what is measured is the record layer's cost on every request.
+
+use super::super::Experiment;
+use super::super::servers::{self, Use};
+use super::{Plan, Requests, cert, measure};
+use crate::ctx::Ctx;
+use crate::experiments::Section;
+use std::time::Duration;
+
+pub const EXPERIMENT: Experiment = Experiment {
+    name: "https-throughput",
+    description: "GET /hello over TLS under wrk at 100 and 1,000 keep-alive connections: \
+                  requests/s, p99 latency, errors",
+    default: true,
+    runtimes: || servers::names(Use::Tls),
+    // A chart of each metric, errors too: every one of them should be 0.
+    charts: &[],
+    run,
+    // The servers are E4's and fibra-http's.
+    child: None,
+};
+
+fn run(ctx: &Ctx) -> Section {
+    let tls = match cert::Generated::new() {
+        Ok(generated) => generated,
+        Err(why) => {
+            let mut section = Section::default();
+            section.tables.push(crate::report::Table {
+                title: format!("{}: no certificate", EXPERIMENT.name),
+                columns: vec!["why"],
+                rows: vec![crate::report::Row::Cells(vec![why])],
+                notes: Vec::new(),
+            });
+            return section;
+        }
+    };
+    let keep_alive = Plan {
+        requests: Requests::KeepAlive,
+        // Shorter by default, to keep the default run within its ten minutes.
+        duration: Duration::from_secs(ctx.size(2, 3, 10)),
+        judged: false,
+        earlier: None,
+    };
+    measure(
+        ctx,
+        EXPERIMENT.name,
+        Use::Tls,
+        Some(tls.tls()),
+        &[keep_alive],
+    )
+}
