@@ -49,7 +49,7 @@ fn run(ctx: &Ctx) -> Section {
         requests: Requests::KeepAlive,
         duration: Duration::from_secs(ctx.size(2, 5, 10)),
         judged: true,
-        earlier: Some(
+        note: Some(
             "earlier on this VM (EXPERIMENTS.md): tokio with hyper 111 k requests/s, Go \
              net/http 59 k",
         ),
@@ -59,7 +59,7 @@ fn run(ctx: &Ctx) -> Section {
         requests: Requests::Pipelined(DEPTH),
         duration: Duration::from_secs(ctx.size(2, 3, 10)),
         judged: false,
-        earlier: None,
+        note: None,
     };
     measure(
         ctx,

@@ -39,8 +39,9 @@ struct Plan {
     /// Whether the bar for requests per second (fibra's best mode ≥
     /// Go's and ≥ 0.9 × hyper's) is judged: it was set for keep-alive HTTP.
     judged: bool,
-    /// Earlier figures for the first table's notes.
-    earlier: Option<&'static str>,
+    /// A note for the first table of the two: earlier figures, or what the
+    /// figures include.
+    note: Option<&'static str>,
 }
 
 impl Plan {
@@ -116,7 +117,7 @@ fn measure(
                 .collect();
             if connections == CONNECTIONS[0] {
                 notes.extend(servers.iter().map(|s| format!("{}: {}", s.name, s.how)));
-                notes.extend(plan.earlier.map(String::from));
+                notes.extend(plan.note.map(String::from));
             }
             let [threads, connections_opt, duration] = wrk::options(connections, plan.duration);
             let title = format!(
@@ -142,11 +143,12 @@ fn records(
     results: &[(&str, Outcome<Runs<Load>>)],
 ) -> Vec<Record> {
     record::of_measured(experiment, variant, results, |load| {
-        vec![
-            ("requests_per_s", load.per_sec, "1/s"),
-            ("p99_latency", load.p99.as_secs_f64(), "s"),
-            ("errors", load.errors as f64, "errors"),
-        ]
+        let p99 = load.p99.map(|p99| ("p99_latency", p99.as_secs_f64(), "s"));
+        [("requests_per_s", load.per_sec, "1/s")]
+            .into_iter()
+            .chain(p99)
+            .chain([("errors", load.errors as f64, "errors")])
+            .collect()
     })
 }
 
@@ -160,7 +162,7 @@ mod tests {
             requests,
             duration: Duration::from_secs(5),
             judged: false,
-            earlier: None,
+            note: None,
         };
         assert_eq!(
             plan(Requests::KeepAlive).variant(100),

@@ -33,7 +33,7 @@ pub fn table(
             Row::Cells(vec![
                 name.to_string(),
                 grouped(load.per_sec.round() as u64),
-                latency(load.p99),
+                load.p99.map_or("-".into(), latency),
                 grouped(load.errors),
                 reference.map_or("-".into(), |r| times(load.per_sec / r)),
             ])
@@ -45,6 +45,9 @@ pub fn table(
          2 s) + responses neither 2xx nor 3xx; vs {REFERENCE} = requests/s ÷ those of \
          {REFERENCE}"
     ));
+    if measured.iter().any(|(_, load)| load.p99.is_none()) {
+        notes.push("p99 latency - : wrk printed 0 for it, so it has no figure".into());
+    }
     notes.push(errors_verdict(&measured));
     if judged {
         notes.extend(rate_verdict(&measured));
@@ -131,7 +134,7 @@ mod tests {
         Load {
             requests: 1,
             per_sec,
-            p99: Duration::from_micros(6_780),
+            p99: Some(Duration::from_micros(6_780)),
             errors,
         }
     }
@@ -185,6 +188,26 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("target: no errors from fibra: met"), "{text}");
+    }
+
+    #[test]
+    fn judges_the_rate_only_where_asked_and_marks_a_missing_p99() {
+        let results = [
+            (REFERENCE, Outcome::Measured(Runs::one(load(100_000.0, 0)))),
+            (
+                "go",
+                Outcome::Measured(Runs::one(Load {
+                    p99: None,
+                    ..load(50_000.0, 0)
+                })),
+            ),
+        ];
+        let text = table("GET /hello".into(), &results, Vec::new(), false).to_string();
+        assert!(!text.contains("target: requests/s"), "{text}");
+        assert!(text.contains("target: no errors from fibra: met"), "{text}");
+        assert!(text.contains("p99 latency - : wrk printed 0"), "{text}");
+        let judged = table("GET /hello".into(), &results, Vec::new(), true).to_string();
+        assert!(judged.contains("target: requests/s"), "{judged}");
     }
 
     #[test]
