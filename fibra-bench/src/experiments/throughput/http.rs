@@ -37,7 +37,8 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
     ],
     run,
-    // The tokio server is E4's child program.
+    // may_minihttp's server: may runs only in a child process. The tokio
+    // server is E4's child program.
     child: Some(servers::may_minihttp::main),
 };
 

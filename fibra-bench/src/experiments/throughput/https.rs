@@ -9,6 +9,7 @@ use super::super::servers::{self, Use};
 use super::{Plan, Requests, cert, measure};
 use crate::ctx::Ctx;
 use crate::experiments::Section;
+use crate::report::{Row, Table};
 use std::time::Duration;
 
 pub const EXPERIMENT: Experiment = Experiment {
@@ -27,12 +28,13 @@ pub const EXPERIMENT: Experiment = Experiment {
 fn run(ctx: &Ctx) -> Section {
     let tls = match cert::Generated::new() {
         Ok(generated) => generated,
+        // No server can be measured: the table says why.
         Err(why) => {
             let mut section = Section::default();
-            section.tables.push(crate::report::Table {
-                title: format!("{}: no certificate", EXPERIMENT.name),
+            section.tables.push(Table {
+                title: format!("{}: no certificate to serve with", EXPERIMENT.name),
                 columns: vec!["why"],
-                rows: vec![crate::report::Row::Cells(vec![why])],
+                rows: vec![Row::Cells(vec![why])],
                 notes: Vec::new(),
             });
             return section;
