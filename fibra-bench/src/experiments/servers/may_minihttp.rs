@@ -5,7 +5,10 @@
 //! connection, as its TechEmpower entry runs it. `/io` sleeps the coroutine;
 //! `/cpu` computes on it, holding its worker, as fibra's ractors mode does.
 //! It runs in a child process of its own because may does
-//! ([`super::super::may_child`]).
+//! ([`super::super::may_child`]). may_minihttp spawns the connections'
+//! coroutines itself, with may's `unsafe` spawn; [`Routes`] keeps the two
+//! conditions [`may_child::spawn`] states: it touches no thread-local, and
+//! needs a few KiB of stack at most (fib(43) recurses 43 small frames deep).
 
 use super::super::may_child;
 use super::{Contract, Work, fib};
