@@ -25,7 +25,7 @@ PACKAGES=(
     gcc g++ libc6-dev    # compile the C/C++ peers
     libboost-context-dev # E1 boost.context fcontext peer
     strace               # E2 system-call counts
-    wrk apache2-utils    # E4 load drivers (wrk; ab from apache2-utils)
+    wrk apache2-utils    # E4, http- and https-throughput load drivers (wrk; ab from apache2-utils)
 )
 
 # Prints the path of `go`: on PATH, or where the official tarball puts it.

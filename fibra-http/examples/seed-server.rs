@@ -9,6 +9,11 @@
 //! curl localhost:8080/hello     # answers at once
 //! ```
 //!
+//! Built with the `tls` feature it serves HTTPS when given a certificate and
+//! its key (PEM files), as fibra-bench's https-throughput runs it:
+//! `cargo run --release -p fibra-http --features tls --example seed-server --
+//! --cert cert.pem --key key.pem`.
+//!
 //! SIGTERM or SIGINT (Ctrl-C) shuts it down gracefully: requests in flight
 //! are answered, then it exits with status 0; a second signal ends it at once.
 
@@ -39,6 +44,14 @@ struct Args {
     /// /io sleeps this long.
     #[arg(long, default_value_t = 2000)]
     sleep_ms: u64,
+    /// Serve HTTPS with this certificate chain (PEM).
+    #[cfg(feature = "tls")]
+    #[arg(long, requires = "key")]
+    cert: Option<std::path::PathBuf>,
+    /// The certificate's private key (PEM).
+    #[cfg(feature = "tls")]
+    #[arg(long, requires = "cert")]
+    key: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -75,14 +88,41 @@ fn main() -> std::io::Result<()> {
             fibra::time::sleep(pause);
             Response::text(format!("fib({n}) = {}\n", fib(n)))
         });
-    let server = Server::builder()
-        .mode(mode)
-        .bind(("127.0.0.1", args.port))?;
+    let builder = Server::builder().mode(mode);
+    #[cfg(feature = "tls")]
+    let builder = match (&args.cert, &args.key) {
+        (Some(cert), Some(key)) => builder.tls(tls_config(cert, key)?),
+        _ => builder,
+    };
+    let server = builder.bind(("127.0.0.1", args.port))?;
     shut_down_on_signals(server.shutdown_handle())?;
     let mut stdout = std::io::stdout();
     writeln!(stdout, "listening on {}", server.local_addr()?)?;
     stdout.flush()?;
     server.serve(router)
+}
+
+/// The TLS configuration for the certificate chain in `cert` and the key in
+/// `key`, on ring, the provider fibra-http's `tls` feature brings.
+#[cfg(feature = "tls")]
+fn tls_config(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> std::io::Result<std::sync::Arc<rustls::ServerConfig>> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let invalid = |e: &dyn std::fmt::Display| std::io::Error::other(e.to_string());
+    let chain = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| invalid(&format!("{}: {e}", cert.display())))?;
+    let key = PrivateKeyDer::from_pem_file(key)
+        .map_err(|e| invalid(&format!("{}: {e}", key.display())))?;
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|builder| builder.with_no_client_auth().with_single_cert(chain, key))
+        .map_err(|e| invalid(&e))?;
+    Ok(std::sync::Arc::new(config))
 }
 
 /// Makes SIGTERM (what `kill`, systemd and container runtimes send) and

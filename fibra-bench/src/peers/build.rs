@@ -68,11 +68,16 @@ pub fn go(ctx: &Ctx, dir: &Path, rel: &str) -> Result<PathBuf, Unavailable> {
     Ok(out)
 }
 
-/// Builds the example `example` of the package `package` with `cargo build
-/// --release` in the workspace that `peers/` belongs to; cargo knows itself
+/// Builds the example `example` of the package `package` with its cargo
+/// `features`, with `cargo build --release` in the workspace that `peers/` belongs to; cargo knows itself
 /// whether it is up to date. Every failure is `Broken`: the workspace is this
 /// very checkout, so nothing is missing from the machine.
-pub fn example(ctx: &Ctx, package: &str, example: &str) -> Result<PathBuf, Unavailable> {
+pub fn example(
+    ctx: &Ctx,
+    package: &str,
+    example: &str,
+    features: &[&str],
+) -> Result<PathBuf, Unavailable> {
     // `cargo run` hands its own path down in CARGO.
     let cargo = std::env::var_os("CARGO")
         .map(PathBuf::from)
@@ -88,6 +93,8 @@ pub fn example(ctx: &Ctx, package: &str, example: &str) -> Result<PathBuf, Unava
         package,
         "--example",
         example,
+        "--features",
+        &features.join(","),
     ]);
     let stdout =
         process::run(&mut cmd, BUILD_TIMEOUT).map_err(|e| Unavailable::Broken(cargo_error(e)))?;

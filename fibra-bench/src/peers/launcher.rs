@@ -56,11 +56,13 @@ pub enum Launcher {
         flags: &'static [&'static str],
     },
     /// The example `example` of the package `package` of this workspace, built
-    /// with `cargo build --release`: fibra's own programs (fibra-http's
-    /// servers), which run as processes of their own as the peers do.
+    /// with `cargo build --release` and the package's cargo `features`:
+    /// fibra's own programs (fibra-http's servers), which run as processes of
+    /// their own as the peers do.
     Example {
         package: &'static str,
         example: &'static str,
+        features: &'static [&'static str],
     },
     /// This very program, as the child program of the experiment called so
     /// (`fibra-bench --child <experiment>`): fibra measured in a process of its
@@ -140,8 +142,12 @@ impl Launcher {
                     args: Vec::new(),
                 })
             }
-            Launcher::Example { package, example } => Ok(Prepared {
-                program: build::example(ctx, package, example)?,
+            Launcher::Example {
+                package,
+                example,
+                features,
+            } => Ok(Prepared {
+                program: build::example(ctx, package, example, features)?,
                 args: Vec::new(),
             }),
             Launcher::Child(experiment) => {

@@ -4,10 +4,11 @@
 // are net/http's.
 //
 // Build: go -C peers/go/http build -o /abs/OUT .
-// Usage: OUT [--port N] [--fib N] [--sleep-ms MS]
+// Usage: OUT [--port N] [--fib N] [--sleep-ms MS] [--cert FILE --key FILE]
 // Listens on 127.0.0.1:N (0, the default: any free port), prints one line
 // "listening on 127.0.0.1:PORT" once it accepts connections, and serves until
-// killed:
+// killed; HTTPS (crypto/tls, as ListenAndServeTLS serves it) when given a
+// certificate chain and its key as PEM files:
 //
 //	GET /io      sleeps MS milliseconds (default 2000), answers "io\n"
 //	GET /cpu     computes fib(N) (default 43) by naive double recursion,
@@ -39,8 +40,10 @@ func main() {
 	port := flag.Uint("port", 0, "port to listen on (0: any free port)")
 	n := flag.Uint("fib", 43, "the Fibonacci number /cpu computes")
 	sleepMs := flag.Uint("sleep-ms", 2000, "how long /io sleeps, in milliseconds")
+	cert := flag.String("cert", "", "serve HTTPS with this certificate chain (PEM)")
+	key := flag.String("key", "", "the certificate's private key (PEM)")
 	flag.Parse()
-	if flag.NArg() > 0 || *port > 65535 {
+	if flag.NArg() > 0 || *port > 65535 || (*cert == "") != (*key == "") {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -70,7 +73,12 @@ func main() {
 	}
 	// os.Stdout is unbuffered: the line is out before the first Accept.
 	fmt.Printf("listening on %s\n", ln.Addr())
-	err = http.Serve(ln, mux)
+	if *cert != "" {
+		// ListenAndServeTLS is this on a listener of its own choosing.
+		err = http.ServeTLS(ln, mux, *cert, *key)
+	} else {
+		err = http.Serve(ln, mux)
+	}
 	fmt.Fprintln(os.Stderr, "http:", err)
 	os.Exit(1)
 }

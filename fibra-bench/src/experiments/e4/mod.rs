@@ -8,7 +8,7 @@
 mod ab;
 mod client;
 
-use super::servers::{self, Candidate, REFERENCE, Work, fib};
+use super::servers::{self, Candidate, REFERENCE, Use, Work, fib};
 use super::{Experiment, Section};
 use crate::chart::Chart;
 use crate::ctx::{Ctx, RUNS};
@@ -25,7 +25,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "e4",
     description: "a web server: /io, /cpu and /io-cpu, ten requests one at a time, then at once",
     default: true,
-    runtimes: servers::names,
+    runtimes: || servers::names(Use::Seed),
     // fibra-bench's client: the figures the targets are judged by.
     charts: &[
         Chart {
@@ -198,7 +198,7 @@ fn run(ctx: &Ctx) -> Section {
             None
         }
     };
-    let servers = servers::prepare(ctx, &mut section);
+    let servers = servers::prepare(ctx, &mut section, Use::Seed);
     let work = work(ctx);
     progress::step(&format!("computing fib({}) in Rust", work.fib));
     let start = Instant::now();
@@ -250,7 +250,7 @@ fn measure(
         progress::step(&format!("e4 {}: {} ({what})", route.path, server.name));
     };
     step("starting");
-    let mut serving = match server.start(work) {
+    let mut serving = match server.start(work, None) {
         Ok(serving) => serving,
         Err(why) => return Outcome::Failed(why),
     };
