@@ -33,7 +33,11 @@ const FLUSH_AT: usize = 64 << 10;
 /// A response body at least this large is written from where it is, not
 /// copied behind the head.
 const COPY_BODY_BELOW: usize = 16 << 10;
-/// A request body grows by at most this much before its bytes arrive.
+/// A request body grows ahead of its bytes by what it already holds (so a
+/// fast upload reads in ever larger pieces), but by at least
+/// `FIRST_BODY_PIECE` and at most `BODY_PIECE`: a client that trickles a body
+/// it announced as large costs little more than the bytes it sent.
+const FIRST_BODY_PIECE: usize = 1 << 10;
 const BODY_PIECE: usize = 16 << 10;
 /// The longest chunk-size line read (digits and chunk extensions).
 const MAX_CHUNK_LINE: usize = 1 << 10;
@@ -273,8 +277,8 @@ impl<'a, T: Transport> Conn<'a, T> {
 
     /// Moves the next `n` bytes of the body into `self.request.body`: those
     /// already buffered, then the rest read straight into the body, growing
-    /// it `BODY_PIECE` at a time as bytes arrive — never by the length a
-    /// client merely announces.
+    /// it a piece at a time as bytes arrive (`FIRST_BODY_PIECE`) — never by
+    /// the length a client merely announces.
     fn body_bytes(&mut self, n: usize) -> Result<(), Stop> {
         let buffered = n.min(self.end - self.start);
         let body = &mut self.request.body;
@@ -286,7 +290,8 @@ impl<'a, T: Transport> Conn<'a, T> {
             let limit = self.body_wait();
             let body = &mut self.request.body;
             if filled == body.len() {
-                body.resize(end.min(filled + BODY_PIECE), 0);
+                let piece = filled.clamp(FIRST_BODY_PIECE, BODY_PIECE);
+                body.resize(end.min(filled + piece), 0);
             }
             filled += progress(self.io.read_within(&mut body[filled..], limit))?;
         }
