@@ -9,7 +9,8 @@
 //! - **Green threads** ([`runtime`]): Ruby's `Thread`. Many on one OS thread;
 //!   a sleep ([`time`]), a socket ([`net`]), a lock or a channel ([`sync`])
 //!   parks only the green thread that waits; [`blocking`] offloads what cannot
-//!   be made non-blocking.
+//!   be made non-blocking, and [`block_on`] runs a `Future` parking only the
+//!   green thread that waits for it.
 //! - **Ractors** ([`ractor`]): isolated actors on every core at once, no global
 //!   lock, isolation checked by the compiler, messages moved not copied.
 //!
@@ -92,6 +93,7 @@
 //! holds.
 
 mod arch;
+mod block_on;
 mod blocking;
 pub mod fiber;
 pub mod generator;
@@ -102,6 +104,7 @@ mod stack;
 pub mod sync;
 pub mod time;
 
+pub use block_on::block_on;
 pub use blocking::blocking;
 pub use fiber::{Fiber, FiberError, Step, Yielder};
 pub use generator::Generator;

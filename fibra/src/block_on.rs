@@ -1,0 +1,102 @@
+//! Running a [`Future`] from code that is not `async`: a green thread parks
+//! until the future's waker unparks it, and the other green threads run
+//! meanwhile; a plain OS thread blocks.
+
+use crate::runtime::{self, Unparker, scheduler};
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, Thread};
+
+/// Runs `future` to completion and returns its output.
+///
+/// Inside a green thread, only that green thread waits: it parks whenever the
+/// future is pending, and the future's [`Waker`] — which may be called from any
+/// OS thread — makes it runnable again. Outside a runtime, the calling OS
+/// thread blocks ([`thread::park`]) until the waker is called.
+///
+/// A future that needs a particular executor's reactor (tokio's sockets and
+/// timers, say) still needs that reactor running somewhere; this runs futures
+/// that are woken by whatever they wait for (a channel, another thread, a
+/// timer of their own).
+///
+/// ```
+/// use std::future::Future;
+/// use std::pin::Pin;
+/// use std::task::{Context, Poll};
+///
+/// /// Pending once, waking itself, then ready.
+/// struct YieldOnce(bool);
+/// impl Future for YieldOnce {
+///     type Output = u32;
+///     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u32> {
+///         if self.0 {
+///             return Poll::Ready(7);
+///         }
+///         self.0 = true;
+///         cx.waker().wake_by_ref();
+///         Poll::Pending
+///     }
+/// }
+///
+/// assert_eq!(fibra::block_on(YieldOnce(false)), 7); // on this OS thread
+/// fibra::run(|| assert_eq!(fibra::block_on(YieldOnce(false)), 7)); // in a green thread
+/// ```
+///
+/// # Deadlocks
+///
+/// A future that is never woken leaves its green thread parked. If nothing
+/// else can wake any green thread, [`run`](crate::run) reports the deadlock —
+/// unless the future keeps a clone of its waker (which, like an
+/// [`Unparker`], could wake the thread from another OS thread at any time).
+/// The waker is made afresh for each poll and dropped before the thread
+/// parks, so a future that drops its waker does not hide a deadlock.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let in_green_thread = scheduler::try_current().is_some_and(|s| s.is_running_a_thread());
+    loop {
+        let waker = if in_green_thread {
+            Waker::from(Arc::new(GreenWaker(runtime::current().unparker())))
+        } else {
+            Waker::from(Arc::new(OsWaker(thread::current())))
+        };
+        if let Poll::Ready(output) = future.as_mut().poll(&mut Context::from_waker(&waker)) {
+            return output;
+        }
+        drop(waker);
+        // A wake that came during the poll makes this return at once; a
+        // spurious return only polls again.
+        if in_green_thread {
+            runtime::park();
+        } else {
+            thread::park();
+        }
+    }
+}
+
+/// Wakes a green thread, from any OS thread.
+struct GreenWaker(Unparker);
+
+impl Wake for GreenWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Wakes an OS thread blocked in `block_on` outside a runtime.
+struct OsWaker(Thread);
+
+impl Wake for OsWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}

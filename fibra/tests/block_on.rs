@@ -1,0 +1,108 @@
+//! `block_on`: futures woken from the same runtime, from another OS thread,
+//! never woken (a deadlock `run` reports), and outside a runtime.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+/// A one-shot slot: the future is pending until someone fills it, and the
+/// filler wakes the waker the future left.
+#[derive(Default)]
+struct Slot {
+    value: Option<u32>,
+    waker: Option<Waker>,
+}
+
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Slot>>);
+
+impl Shared {
+    fn fill(&self, value: u32) {
+        let waker = {
+            let mut slot = self.0.lock().unwrap();
+            slot.value = Some(value);
+            slot.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl Future for Shared {
+    type Output = u32;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u32> {
+        let mut slot = self.0.lock().unwrap();
+        match slot.value.take() {
+            Some(value) => Poll::Ready(value),
+            None => {
+                slot.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+#[test]
+fn a_future_woken_by_another_green_thread_parks_only_its_own() {
+    let total = fibra::run(|| {
+        let shared = Shared::default();
+        let filler = shared.clone();
+        let ticks = fibra::spawn(move || {
+            let mut ticks = 0;
+            for _ in 0..5 {
+                fibra::time::sleep(Duration::from_millis(1));
+                ticks += 1;
+            }
+            filler.fill(40);
+            ticks
+        });
+        let value = fibra::block_on(shared);
+        value + ticks.join().unwrap()
+    });
+    assert_eq!(total, 45);
+}
+
+#[test]
+fn a_future_woken_from_another_os_thread_completes() {
+    let value = fibra::run(|| {
+        let shared = Shared::default();
+        let filler = shared.clone();
+        let os_thread = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(5));
+            filler.fill(7);
+        });
+        let value = fibra::block_on(shared);
+        fibra::blocking(move || os_thread.join().unwrap());
+        value
+    });
+    assert_eq!(value, 7);
+}
+
+#[test]
+fn a_future_never_woken_is_a_deadlock_that_run_reports() {
+    let payload = std::panic::catch_unwind(|| {
+        fibra::run(|| fibra::block_on(std::future::pending::<()>()));
+    })
+    .unwrap_err();
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(message.contains("deadlock"), "{message}");
+}
+
+#[test]
+fn outside_a_runtime_the_os_thread_blocks() {
+    let shared = Shared::default();
+    let filler = shared.clone();
+    let other = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(5));
+        filler.fill(3);
+    });
+    assert_eq!(fibra::block_on(shared), 3);
+    other.join().unwrap();
+    assert_eq!(fibra::block_on(async { 1 + 1 }), 2);
+}
