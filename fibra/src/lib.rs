@@ -92,6 +92,8 @@
 //! then [`ractor`]. Every `unsafe` block lives in the first three and says why it
 //! holds.
 
+#![warn(missing_docs)]
+
 mod arch;
 mod block_on;
 mod blocking;

@@ -114,6 +114,7 @@ impl Default for Builder {
 }
 
 impl Builder {
+    /// A builder with every setting at its default.
     pub fn new() -> Builder {
         Builder {
             stack_size: DEFAULT_STACK_SIZE,
