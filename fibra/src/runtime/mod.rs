@@ -58,6 +58,7 @@
 //! | `Thread.pass` | [`yield_now`] |
 //! | `sleep(s)` | [`time::sleep`](crate::time::sleep) |
 //! | `Thread.current` | [`current`] |
+//! | `Thread.new { … }.name = "x"`, `thread.name` | [`ThreadBuilder::name`], [`Thread::name`] |
 //! | `Thread.stop`, `thread.wakeup` | [`park`], [`Unparker::unpark`] |
 //! | `Timeout.timeout(s) { … }` | [`time::timeout`](crate::time::timeout) |
 
@@ -66,18 +67,21 @@ pub(crate) mod reactor;
 mod remote;
 pub(crate) mod scheduler;
 pub(crate) mod task;
+mod thread_builder;
 mod timers;
 pub(crate) mod waiter;
 
 pub use join::{JoinError, JoinHandle, spawn};
 pub use remote::Unparker;
 pub use scheduler::Cancelled;
+pub use thread_builder::ThreadBuilder;
 
 use crate::fiber::DEFAULT_STACK_SIZE;
 use scheduler::{Installed, Scheduler};
 use std::fmt;
 use std::panic;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// Starts a runtime on this OS thread, runs `f` as its first green thread, and
 /// returns what `f` returns once it has (see the [module docs](self) for what
@@ -177,8 +181,10 @@ pub fn park() {
 /// Outside a green thread.
 pub fn current() -> Thread {
     let scheduler = scheduler::current();
+    let id = scheduler.running();
     Thread {
-        id: scheduler.running(),
+        id,
+        name: scheduler.name(id),
         scheduler,
     }
 }
@@ -187,10 +193,17 @@ pub fn current() -> Thread {
 #[derive(Clone)]
 pub struct Thread {
     id: task::TaskId,
+    name: Option<Arc<str>>,
     scheduler: Rc<Scheduler>,
 }
 
 impl Thread {
+    /// The name the thread was spawned with through a [`ThreadBuilder`]
+    /// (Ruby's `Thread#name`); `None` for a thread spawned plainly.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
     /// A number that names this thread among all its runtime's threads, for
     /// the life of the runtime.
     pub fn id(&self) -> u64 {
@@ -207,6 +220,7 @@ impl fmt::Debug for Thread {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Thread")
             .field("id", &self.id.serial)
+            .field("name", &self.name())
             .finish()
     }
 }

@@ -20,7 +20,7 @@
 
 use super::reactor::Reactor;
 use super::remote::{Remote, Unparker};
-use super::task::{Body, Cancel, Code, State, Task, TaskId};
+use super::task::{Body, Cancel, Code, Options, State, Task, TaskId};
 use super::timers::Timers;
 use crate::Fiber;
 use crate::fiber::Step;
@@ -135,12 +135,13 @@ impl Scheduler {
 
     /// Makes a green thread that will run `body`, ready to run (its stack is
     /// taken when it first runs: see [`Code`]).
-    pub(crate) fn spawn(&self, body: Body) -> TaskId {
+    pub(crate) fn spawn(&self, body: Body, options: Option<Box<Options>>) -> TaskId {
         let serial = self.next_serial.get() + 1;
         self.next_serial.set(serial);
         let index = self.tasks.borrow_mut().insert(Task {
             serial,
             code: Code::Unstarted(body),
+            options,
             state: State::Runnable,
             notified: false,
             cancel: Cancel::No,
@@ -164,6 +165,15 @@ impl Scheduler {
     /// Whether a green thread is running (rather than the scheduler's own loop).
     pub(crate) fn is_running_a_thread(&self) -> bool {
         self.running.get().is_some()
+    }
+
+    /// The name `task` was spawned with, if any (and if it is still alive).
+    pub(crate) fn name(&self, task: TaskId) -> Option<Arc<str>> {
+        self.tasks
+            .borrow()
+            .get(task.index)
+            .filter(|t| t.serial == task.serial)
+            .and_then(|t| t.options.as_ref()?.name.clone())
     }
 
     pub(crate) fn unparker(&self, task: TaskId) -> Unparker {
@@ -405,7 +415,12 @@ impl Scheduler {
                     // A closure that captures nothing takes no allocation to
                     // box: this placeholder is free.
                     let body = std::mem::replace(body, Box::new(|_| {}));
-                    match Stack::new(self.stack_size) {
+                    let size = entry
+                        .options
+                        .as_ref()
+                        .and_then(|o| o.stack_size)
+                        .unwrap_or(self.stack_size);
+                    match Stack::new(size) {
                         Ok(stack) => {
                             let fiber = Fiber::on_stack(stack, move |_, ()| body(Ok(())));
                             let fiber = Rc::new(fiber);

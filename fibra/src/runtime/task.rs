@@ -5,6 +5,7 @@ use crate::Fiber;
 use std::fmt;
 use std::io;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// Names a green thread of one runtime. The serial number makes an id that
 /// outlives its thread harmless: the slot may be reused, the serial is not.
@@ -58,9 +59,21 @@ impl Code {
     }
 }
 
+/// What a thread spawned through a [`ThreadBuilder`](super::ThreadBuilder)
+/// was given. Boxed in its task, so a thread spawned plainly carries a null
+/// pointer and allocates nothing for it.
+#[derive(Debug, Default)]
+pub(crate) struct Options {
+    /// Shared with the stall detector's watchdog, which names the thread from
+    /// another OS thread.
+    pub(crate) name: Option<Arc<str>>,
+    pub(crate) stack_size: Option<usize>,
+}
+
 pub(super) struct Task {
     pub(super) serial: u64,
     pub(super) code: Code,
+    pub(super) options: Option<Box<Options>>,
     pub(super) state: State,
     /// A wake-up that came while the thread was running: its next park returns
     /// at once instead of sleeping through it.
