@@ -6,6 +6,7 @@ mod support;
 use fibra::runtime::{self, ThreadBuilder};
 use std::io;
 use std::process::Output;
+use std::time::Duration;
 
 /// Runs the test `child_process` of this binary with `CHILD=which` and `env`.
 fn child(which: &str, env: &[(&str, &str)]) -> Output {
@@ -92,6 +93,72 @@ fn a_named_thread_that_panics_is_named_on_stderr() {
     );
 }
 
+#[test]
+fn a_thread_that_holds_its_os_thread_is_named_once_when_it_stalls_and_once_when_it_ends() {
+    let out = child("stall", &[("FIBRA_STALL_MS", "50")]);
+    assert!(out.status.success(), "{out:?}");
+    let lines = fibra_lines(&out);
+    let started: Vec<_> = lines
+        .iter()
+        .filter(|l| l.contains("without parking or yielding"))
+        .collect();
+    let ended: Vec<_> = lines
+        .iter()
+        .filter(|l| l.contains("parked or yielded after"))
+        .collect();
+    assert_eq!((started.len(), ended.len()), (1, 1), "{lines:#?}");
+    for line in [started[0], ended[0]] {
+        assert!(line.contains("green thread 'sleeper' (#"), "{line}");
+        assert!(line.contains("on OS thread 'stall-child'"), "{line}");
+    }
+}
+
+#[test]
+fn the_builder_sets_the_stall_threshold_and_overrides_the_environment() {
+    let out = child("stall_builder", &[("FIBRA_STALL_MS", "0")]);
+    assert!(out.status.success(), "{out:?}");
+    let lines = fibra_lines(&out);
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert!(lines[0].contains("green thread #"), "{lines:#?}");
+}
+
+#[test]
+fn fibra_stall_ms_0_silences_the_stall_detector() {
+    let out = child("stall", &[("FIBRA_STALL_MS", "0")]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(fibra_lines(&out), Vec::<String>::new());
+}
+
+#[test]
+fn a_runtime_whose_threads_park_says_nothing() {
+    let out = child("well_behaved", &[("FIBRA_STALL_MS", "50")]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(fibra_lines(&out), Vec::<String>::new());
+}
+
+#[test]
+fn a_bad_fibra_stall_ms_is_reported_not_ignored_silently() {
+    let out = child("well_behaved", &[("FIBRA_STALL_MS", "soon")]);
+    assert!(out.status.success(), "{out:?}");
+    let lines = fibra_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(
+        lines[0].contains("FIBRA_STALL_MS=soon is not a whole number"),
+        "{lines:#?}"
+    );
+}
+
+/// Runs `f` on an OS thread of that name, as a runtime's first green thread
+/// would be named in the stall line.
+fn on_os_thread(name: &str, f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
 /// The child's side of the tests above; does nothing when run as a test.
 #[test]
 fn child_process() {
@@ -102,6 +169,36 @@ fn child_process() {
                 .spawn(|| panic!("boom"))
                 .unwrap();
             assert!(h.join().is_err());
+        }),
+        Ok("stall") => on_os_thread("stall-child", || {
+            fibra::run(|| {
+                let ticker = fibra::spawn(|| {
+                    for _ in 0..3 {
+                        fibra::time::sleep(Duration::from_millis(5));
+                    }
+                });
+                let sleeper = ThreadBuilder::new()
+                    .name("sleeper")
+                    .spawn(|| std::thread::sleep(Duration::from_millis(300)))
+                    .unwrap();
+                sleeper.join().unwrap();
+                ticker.join().unwrap();
+            })
+        }),
+        Ok("stall_builder") => runtime::Builder::new()
+            .stall_threshold(Some(Duration::from_millis(50)))
+            .run(|| std::thread::sleep(Duration::from_millis(300))),
+        Ok("well_behaved") => fibra::run(|| {
+            let ticks: Vec<_> = (0..4)
+                .map(|_| {
+                    fibra::spawn(|| {
+                        for _ in 0..20 {
+                            fibra::time::sleep(Duration::from_millis(10));
+                        }
+                    })
+                })
+                .collect();
+            ticks.into_iter().for_each(|t| t.join().unwrap());
         }),
         _ => {}
     }

@@ -38,6 +38,27 @@
 //! anything else that blocks through [`blocking`](crate::blocking), which hands
 //! it to a pool of OS threads and parks only the caller.
 //!
+//! # Stalls
+//!
+//! Such a call is easy to miss, so fibra watches for it: when a green thread
+//! runs for longer than a threshold without parking or yielding, one line on
+//! stderr names it, and one more says when it gave its OS thread back:
+//!
+//! ```text
+//! fibra: green thread 'importer' (#4) on OS thread 'main' has run for 104 ms without parking or yielding; the other green threads of its runtime cannot run meanwhile (a blocking call? use fibra::blocking)
+//! fibra: green thread 'importer' (#4) on OS thread 'main' parked or yielded after 301 ms
+//! ```
+//!
+//! The thread is named by its [`ThreadBuilder::name`], else by its
+//! [`Thread::id`]. The detector is on in debug builds (100 ms) and off in
+//! release builds; [`Builder::stall_threshold`] or the environment variable
+//! `FIBRA_STALL_MS` (milliseconds, `0` for off) set it in any build. It costs
+//! the switch between green threads no clock read: one watchdog OS thread per
+//! process samples a switch counter that each runtime keeps, every half
+//! threshold, so a stall is seen between one and one and a half thresholds
+//! after it began, and the durations are lower bounds (by up to half a
+//! threshold). Ractor workers are runtimes too, and are watched the same way.
+//!
 //! # The end of a runtime
 //!
 //! [`run`] returns when its first green thread returns (as a Ruby program ends
@@ -64,8 +85,10 @@
 
 mod join;
 pub(crate) mod reactor;
+mod registry;
 mod remote;
 pub(crate) mod scheduler;
+mod stall;
 pub(crate) mod task;
 mod thread_builder;
 mod timers;
@@ -82,6 +105,7 @@ use std::fmt;
 use std::panic;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Starts a runtime on this OS thread, runs `f` as its first green thread, and
 /// returns what `f` returns once it has (see the [module docs](self) for what
@@ -109,6 +133,8 @@ where
 #[derive(Debug, Clone)]
 pub struct Builder {
     stack_size: usize,
+    /// `None`: not set here (the environment or the default decides).
+    stall_threshold: Option<Option<Duration>>,
 }
 
 impl Default for Builder {
@@ -118,10 +144,32 @@ impl Default for Builder {
 }
 
 impl Builder {
+    /// A builder with the default settings.
     pub fn new() -> Builder {
         Builder {
             stack_size: DEFAULT_STACK_SIZE,
+            stall_threshold: None,
         }
+    }
+
+    /// How long a green thread may run without parking or yielding before
+    /// fibra says so on stderr; `None` turns the stall detector off for this
+    /// runtime. See [Stalls](self#stalls) for the lines it writes.
+    ///
+    /// Without this call, the environment variable `FIBRA_STALL_MS` decides
+    /// (milliseconds; `0` is off), and without it the build: 100 ms in a debug
+    /// build, off in a release build.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// fibra::runtime::Builder::new()
+    ///     .stall_threshold(Some(Duration::from_millis(20)))
+    ///     .run(|| std::thread::sleep(Duration::from_millis(50))); // says so on stderr
+    /// ```
+    pub fn stall_threshold(mut self, threshold: Option<Duration>) -> Builder {
+        self.stall_threshold = Some(threshold);
+        self
     }
 
     /// The stack size of every green thread of this runtime (see
@@ -138,7 +186,7 @@ impl Builder {
         T: 'static,
     {
         let scheduler = Rc::new(
-            Scheduler::new(self.stack_size)
+            Scheduler::new(self.stack_size, stall::threshold(self.stall_threshold))
                 .unwrap_or_else(|err| panic!("fibra: cannot start a runtime: {err}")),
         );
         let _installed = Installed::new(scheduler.clone());

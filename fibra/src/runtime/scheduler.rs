@@ -19,7 +19,9 @@
 //! [`JoinHandle::join`](super::JoinHandle::join) returns `Cancelled` all the same.
 
 use super::reactor::Reactor;
+use super::registry::Monitor;
 use super::remote::{Remote, Unparker};
+use super::stall;
 use super::task::{Body, Cancel, Code, Options, State, Task, TaskId};
 use super::timers::Timers;
 use crate::Fiber;
@@ -32,6 +34,7 @@ use std::io;
 use std::panic;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 /// How long an idle runtime spins for a wake from another OS thread before it
@@ -116,18 +119,28 @@ pub(crate) struct Scheduler {
     remote: Arc<Remote>,
     next_serial: Cell<u64>,
     stack_size: usize,
+    /// This runtime as other OS threads see it (the stall detector, dumps).
+    monitor: Arc<Monitor>,
+    /// The switches into green threads made so far (see `Monitor::switches`).
+    switches: Cell<u64>,
 }
 
 impl Scheduler {
-    pub(super) fn new(stack_size: usize) -> io::Result<Scheduler> {
+    pub(super) fn new(
+        stack_size: usize,
+        stall_threshold: Option<Duration>,
+    ) -> io::Result<Scheduler> {
         let (reactor, waker) = Reactor::new()?;
+        let remote = Arc::new(Remote::new(waker));
         Ok(Scheduler {
+            monitor: Monitor::register(stall_threshold),
+            switches: Cell::new(0),
             tasks: RefCell::new(Slab::new()),
             queue: RefCell::new(VecDeque::new()),
             running: Cell::new(None),
             timers: RefCell::new(Timers::default()),
             reactor,
-            remote: Arc::new(Remote::new(waker)),
+            remote,
             next_serial: Cell::new(0),
             stack_size,
         })
@@ -135,9 +148,14 @@ impl Scheduler {
 
     /// Makes a green thread that will run `body`, ready to run (its stack is
     /// taken when it first runs: see [`Code`]).
-    pub(crate) fn spawn(&self, body: Body, options: Option<Box<Options>>) -> TaskId {
+    pub(crate) fn spawn(&self, body: Body, mut options: Option<Box<Options>>) -> TaskId {
         let serial = self.next_serial.get() + 1;
         self.next_serial.set(serial);
+        if let Some(options) = &mut options
+            && let Some(name) = &options.name
+        {
+            options.listed = Some(self.monitor.list_name(serial, name.clone()));
+        }
         let index = self.tasks.borrow_mut().insert(Task {
             serial,
             code: Code::Unstarted(body),
@@ -320,6 +338,7 @@ impl Scheduler {
                 };
                 self.run_task(task);
             }
+            self.monitor.in_loop();
             if finished() {
                 return Ok(());
             }
@@ -438,8 +457,14 @@ impl Scheduler {
             }
         };
         self.running.set(Some(task));
+        let switches = self.switches.get() + 1;
+        self.switches.set(switches);
+        self.monitor.switched_into(switches, task.serial);
         let step = fiber.resume(());
         self.running.set(None);
+        if self.monitor.stalled.load(Relaxed) {
+            stall::ended(&self.monitor);
+        }
         match step {
             // Parked or yielded: `suspend_running` recorded which.
             Ok(Step::Yield(())) => {}

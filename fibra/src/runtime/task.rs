@@ -1,6 +1,7 @@
 //! A green thread as the scheduler sees it: its fiber, where it is in its life,
 //! and whether a wake-up arrived while it was running.
 
+use super::registry::Listed;
 use crate::Fiber;
 use std::fmt;
 use std::io;
@@ -68,6 +69,8 @@ pub(crate) struct Options {
     /// another OS thread.
     pub(crate) name: Option<Arc<str>>,
     pub(crate) stack_size: Option<usize>,
+    /// Keeps the name listed for the stall detector while the thread lives.
+    pub(super) listed: Option<Listed>,
 }
 
 pub(super) struct Task {

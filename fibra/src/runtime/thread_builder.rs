@@ -79,6 +79,7 @@ impl ThreadBuilder {
         let options = Options {
             name: self.name.map(Arc::from),
             stack_size: self.stack_size,
+            listed: None,
         };
         Ok(spawn_with(&scheduler, f, Some(Box::new(options))))
     }
