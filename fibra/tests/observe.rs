@@ -3,9 +3,16 @@
 
 mod support;
 
-use fibra::runtime::{self, ThreadBuilder};
+use fibra::ractor::Ractor;
+use fibra::runtime::{
+    self, Dump, RuntimeState, SocketDirection, ThreadBuilder, ThreadDump, ThreadState, WaitReason,
+};
+use fibra::sync::channel;
 use std::io;
 use std::process::Output;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Runs the test `child_process` of this binary with `CHILD=which` and `env`.
@@ -157,6 +164,327 @@ fn on_os_thread(name: &str, f: impl FnOnce() + Send + 'static) {
         .unwrap()
         .join()
         .unwrap();
+}
+
+/// The threads of the runtime on the OS thread named `os_thread`.
+fn threads_on<'a>(dump: &'a Dump, os_thread: &str) -> &'a [ThreadDump] {
+    let runtime = dump
+        .runtimes
+        .iter()
+        .find(|r| r.os_thread_name.as_deref() == Some(os_thread))
+        .unwrap_or_else(|| panic!("no runtime on {os_thread}:\n{dump}"));
+    match &runtime.state {
+        RuntimeState::Threads(threads) => threads,
+        busy => panic!("{os_thread} is {busy:?}"),
+    }
+}
+
+fn named<'a>(threads: &'a [ThreadDump], name: &str) -> &'a ThreadDump {
+    threads
+        .iter()
+        .find(|t| t.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no thread '{name}' in {threads:#?}"))
+}
+
+/// The function a test thread parks in, to be found in its backtrace.
+#[inline(never)]
+fn waits_for_the_order(orders: &channel::Receiver<u32>) -> u32 {
+    orders.recv().unwrap_or(0)
+}
+
+#[test]
+fn a_dump_from_a_plain_os_thread_names_the_function_a_thread_is_parked_in() {
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let runtime = std::thread::Builder::new()
+        .name("dumped".into())
+        .spawn(move || {
+            fibra::run(move || {
+                let (tx, rx) = channel::unbounded::<u32>();
+                let clerk = ThreadBuilder::new()
+                    .name("clerk")
+                    .spawn(move || waits_for_the_order(&rx))
+                    .unwrap();
+                runtime::yield_now();
+                ready_tx.send(()).unwrap();
+                // Wait (parked) until the dump is taken.
+                fibra::blocking(move || done_rx.recv()).unwrap();
+                tx.send(7).unwrap();
+                clerk.join().unwrap()
+            })
+        })
+        .unwrap();
+    ready_rx.recv().unwrap();
+    let dump = runtime::dump();
+    let clerk = named(threads_on(&dump, "dumped"), "clerk");
+    assert!(
+        matches!(
+            clerk.state,
+            ThreadState::Parked {
+                reason: WaitReason::ChannelReceive,
+                ..
+            }
+        ),
+        "{clerk:?}"
+    );
+    assert!(
+        clerk
+            .backtrace
+            .iter()
+            .any(|f| f.function.ends_with("waits_for_the_order")),
+        "{dump}"
+    );
+    let text = dump.to_string();
+    assert!(
+        text.contains("green thread 'clerk' (#2): parked on channel receive"),
+        "{text}"
+    );
+    assert!(text.contains("waits_for_the_order"), "{text}");
+    let main = threads_on(&dump, "dumped")
+        .iter()
+        .find(|t| t.id == 1)
+        .unwrap();
+    assert!(
+        matches!(
+            main.state,
+            ThreadState::Parked {
+                reason: WaitReason::Blocking,
+                ..
+            }
+        ),
+        "{main:?}"
+    );
+    done_tx.send(()).unwrap();
+    assert_eq!(runtime.join().unwrap(), 7);
+}
+
+#[test]
+fn a_dump_says_what_each_parked_thread_waits_for() {
+    on_os_thread("reasons", || {
+        fibra::run(|| {
+            let (_orders, rx) = channel::unbounded::<u32>();
+            let (full, _kept) = channel::bounded::<u32>(1);
+            full.send(0).unwrap();
+            let (_other, selected) = channel::unbounded::<u32>();
+            let lock = Rc::new(fibra::sync::Mutex::new(()));
+            let cond = Rc::new((fibra::sync::Mutex::new(()), fibra::sync::Condvar::new()));
+            let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let guard = lock.lock();
+            let spawn = |name: &str, f: Box<dyn FnOnce()>| {
+                ThreadBuilder::new().name(name).spawn(f).unwrap()
+            };
+            let forever = spawn("forever", Box::new(runtime::park));
+            let forever_id = 2;
+            let lock2 = lock.clone();
+            let cond2 = cond.clone();
+            let inbox = Ractor::<u32, u32, ()>::new(|cx| while cx.receive().is_ok() {});
+            let outbox = Ractor::<(), u32, ()>::new(|cx| {
+                let _ = cx.yield_value(1);
+            });
+            let inbox = Rc::new(inbox);
+            let (inbox2, inbox3) = (inbox.clone(), inbox.clone());
+            let handles = vec![
+                forever,
+                spawn("park", Box::new(runtime::park)),
+                spawn(
+                    "sleep",
+                    Box::new(|| fibra::time::sleep(Duration::from_secs(60))),
+                ),
+                spawn(
+                    "timeout",
+                    Box::new(|| {
+                        let _ = fibra::time::timeout(Duration::from_secs(60), runtime::park);
+                    }),
+                ),
+                spawn(
+                    "recv",
+                    Box::new(move || {
+                        let _ = rx.recv();
+                    }),
+                ),
+                spawn(
+                    "send",
+                    Box::new(move || {
+                        let _ = full.send(1);
+                    }),
+                ),
+                spawn(
+                    "select",
+                    Box::new(move || {
+                        let mut select = channel::Select::new();
+                        select.recv(&selected);
+                        let _ = select.wait();
+                    }),
+                ),
+                spawn("mutex", Box::new(move || drop(lock2.lock()))),
+                spawn(
+                    "condvar",
+                    Box::new(move || {
+                        let (m, c) = &*cond2;
+                        drop(c.wait(m.lock()));
+                    }),
+                ),
+                spawn(
+                    "join",
+                    Box::new(move || {
+                        let _ = fibra::spawn(runtime::park).join();
+                    }),
+                ),
+                spawn(
+                    "blocking",
+                    Box::new(|| fibra::blocking(|| std::thread::sleep(Duration::from_millis(500)))),
+                ),
+                spawn(
+                    "block_on",
+                    Box::new(|| fibra::block_on(std::future::pending::<()>())),
+                ),
+                spawn("socket", Box::new(move || drop(listener.accept()))),
+                spawn("take", Box::new(move || drop(inbox2.take()))),
+                spawn(
+                    "ractor_select",
+                    Box::new(move || drop(fibra::ractor::select(&[&*inbox3]))),
+                ),
+            ];
+            let _ = forever_id;
+            for _ in 0..3 {
+                runtime::yield_now();
+            }
+            // Let the Ractors reach their waits.
+            fibra::time::sleep(Duration::from_millis(50));
+            let dump = runtime::dump();
+            let threads = threads_on(&dump, "reasons");
+            let reason = |name: &str| match named(threads, name).state {
+                ThreadState::Parked { reason, .. } => reason,
+                other => panic!("'{name}' is {other:?}\n{dump}"),
+            };
+            assert_eq!(reason("park"), WaitReason::Park);
+            assert!(matches!(reason("sleep"), WaitReason::Sleep { .. }));
+            assert!(matches!(reason("timeout"), WaitReason::Timeout { .. }));
+            assert_eq!(reason("recv"), WaitReason::ChannelReceive);
+            assert_eq!(reason("send"), WaitReason::ChannelSend);
+            assert_eq!(reason("select"), WaitReason::ChannelSelect);
+            assert_eq!(reason("mutex"), WaitReason::Mutex);
+            assert_eq!(reason("condvar"), WaitReason::Condvar);
+            assert!(matches!(reason("join"), WaitReason::Join { .. }));
+            assert_eq!(reason("blocking"), WaitReason::Blocking);
+            assert_eq!(reason("block_on"), WaitReason::BlockOn);
+            assert!(matches!(
+                reason("socket"),
+                WaitReason::Socket { direction: SocketDirection::Read, fd } if fd >= 0
+            ));
+            assert_eq!(reason("take"), WaitReason::RactorTake);
+            assert_eq!(reason("ractor_select"), WaitReason::RactorSelect);
+            // The Ractors run on the workers' runtimes.
+            let on_workers: Vec<WaitReason> = dump
+                .runtimes
+                .iter()
+                .filter(|r| {
+                    r.os_thread_name
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with("fibra-ractor"))
+                })
+                .filter_map(|r| match &r.state {
+                    RuntimeState::Threads(threads) => Some(threads.clone()),
+                    RuntimeState::Busy { .. } => None,
+                })
+                .flatten()
+                .filter_map(|t| match t.state {
+                    ThreadState::Parked { reason, .. } => Some(reason),
+                    _ => None,
+                })
+                .collect();
+            assert!(on_workers.contains(&WaitReason::RactorReceive), "{dump}");
+            assert!(on_workers.contains(&WaitReason::RactorYield), "{dump}");
+            // Let everything end: the runtime's end cancels the parked threads.
+            drop(guard);
+            inbox.close_incoming();
+            assert_eq!(outbox.take().unwrap(), 1);
+            drop(handles);
+        })
+    });
+}
+
+#[test]
+fn a_runtime_busy_in_a_long_computation_is_reported_busy_and_the_dump_returns() {
+    let spinning = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (spin, halt) = (spinning.clone(), stop.clone());
+    let busy = std::thread::Builder::new()
+        .name("busy".into())
+        .spawn(move || {
+            runtime::Builder::new().stall_threshold(None).run(move || {
+                let cruncher = ThreadBuilder::new()
+                    .name("cruncher")
+                    .spawn(move || {
+                        spin.store(true, Ordering::Release);
+                        while !halt.load(Ordering::Acquire) {
+                            std::hint::spin_loop();
+                        }
+                    })
+                    .unwrap();
+                cruncher.join().unwrap();
+            })
+        })
+        .unwrap();
+    while !spinning.load(Ordering::Acquire) {
+        std::thread::yield_now();
+    }
+    let dump = runtime::dump();
+    let runtime = dump
+        .runtimes
+        .iter()
+        .find(|r| r.os_thread_name.as_deref() == Some("busy"))
+        .unwrap();
+    match &runtime.state {
+        RuntimeState::Busy { thread, name, .. } => {
+            assert_eq!(*thread, Some(2));
+            assert_eq!(name.as_deref(), Some("cruncher"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let text = dump.to_string();
+    assert!(
+        text.contains("busy running green thread 'cruncher' (#2)"),
+        "{text}"
+    );
+    stop.store(true, Ordering::Release);
+    busy.join().unwrap();
+}
+
+#[test]
+fn a_dump_of_100_000_parked_threads_groups_them_by_backtrace() {
+    on_os_thread("crowd", || {
+        runtime::Builder::new()
+            .stack_size(fibra::fiber::MIN_STACK_SIZE)
+            .run(|| {
+                let (tx, rx) = channel::unbounded::<u32>();
+                let crowd: Vec<_> = (0..100_000)
+                    .map(|_| {
+                        let rx = rx.clone();
+                        fibra::spawn(move || waits_for_the_order(&rx))
+                    })
+                    .collect();
+                runtime::yield_now();
+                let dump = runtime::dump();
+                assert_eq!(threads_on(&dump, "crowd").len(), 100_001);
+                let text = dump.to_string();
+                assert!(
+                    text.contains("100000 green threads (#2, #3,"),
+                    "{}",
+                    &text[..2000]
+                );
+                assert!(
+                    text.contains("and 99992 more): parked on channel receive"),
+                    "{}",
+                    &text[..2000]
+                );
+                assert!(text.lines().count() < 200, "{}", &text[..4000]);
+                drop(tx);
+                crowd
+                    .into_iter()
+                    .for_each(|t| assert_eq!(t.join().unwrap(), 0));
+            })
+    });
 }
 
 /// The child's side of the tests above; does nothing when run as a test.

@@ -3,6 +3,7 @@
 
 use super::scheduler::{self, Cancelled, Scheduler};
 use super::task::{Options, TaskId};
+use super::wait::WaitReason;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -125,7 +126,9 @@ impl<T> JoinHandle<T> {
                 return outcome;
             }
             self.slot.joiner.set(Some(scheduler.running()));
-            scheduler.park();
+            scheduler.park_on(WaitReason::Join {
+                thread: self.task.serial,
+            });
         }
     }
 

@@ -83,21 +83,28 @@
 //! | `Thread.stop`, `thread.wakeup` | [`park`], [`Unparker::unpark`] |
 //! | `Timeout.timeout(s) { … }` | [`time::timeout`](crate::time::timeout) |
 
+mod dump;
 mod join;
 pub(crate) mod reactor;
 mod registry;
 mod remote;
 pub(crate) mod scheduler;
+mod stack_trace;
 mod stall;
 pub(crate) mod task;
 mod thread_builder;
 mod timers;
+mod wait;
 pub(crate) mod waiter;
 
+pub use dump::{
+    ANSWER_WITHIN, Dump, Frame, RuntimeDump, RuntimeState, ThreadDump, ThreadState, dump,
+};
 pub use join::{JoinError, JoinHandle, spawn};
 pub use remote::Unparker;
 pub use scheduler::Cancelled;
 pub use thread_builder::ThreadBuilder;
+pub use wait::{SocketDirection, WaitReason};
 
 use crate::fiber::DEFAULT_STACK_SIZE;
 use scheduler::{Installed, Scheduler};
@@ -219,7 +226,7 @@ pub fn yield_now() {
 /// [`std::thread::park`], it may also return spuriously: park in a loop that
 /// checks what you wait for.
 pub fn park() {
-    scheduler::current().park();
+    scheduler::current().park_on(WaitReason::Park);
 }
 
 /// The green thread that calls it.

@@ -6,8 +6,12 @@
 //! runs; the list holds weak references, so a runtime that ends leaves only a
 //! dead entry, dropped the next time the list is walked.
 
+use super::dump::Request;
+use super::remote::Remote;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
@@ -39,12 +43,24 @@ pub(crate) struct Monitor {
     /// watchdog (the task table is the runtime's own). Unnamed threads are not
     /// listed, so spawning one costs nothing here.
     names: Mutex<HashMap<u64, Arc<str>>>,
+    /// Wakes the runtime, to ask it for its part of a dump. Weak: the
+    /// runtime's deadlock check counts the strong references to it.
+    pub(super) remote: Weak<Remote>,
+    /// Dumps waiting for this runtime to describe itself, and whether there
+    /// are any (read once per pass of its loop).
+    dumps: Mutex<Vec<Arc<Request>>>,
+    dump_asked: AtomicBool,
+    /// Set when the runtime ends: a dump skips it.
+    ended: AtomicBool,
 }
 
 impl Monitor {
     /// A monitor for a runtime starting on this OS thread, listed until it is
     /// dropped.
-    pub(super) fn register(stall_threshold: Option<Duration>) -> Arc<Monitor> {
+    pub(super) fn register(
+        stall_threshold: Option<Duration>,
+        remote: Weak<Remote>,
+    ) -> Arc<Monitor> {
         let monitor = Arc::new(Monitor {
             thread: thread::current(),
             switches: AtomicU64::new(0),
@@ -53,6 +69,10 @@ impl Monitor {
             stalled: AtomicBool::new(false),
             stall_since: Mutex::new(None),
             names: Mutex::new(HashMap::new()),
+            remote,
+            dumps: Mutex::new(Vec::new()),
+            dump_asked: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
         });
         let mut runtimes = lock(&RUNTIMES);
         runtimes.retain(|r| r.strong_count() > 0);
@@ -75,6 +95,53 @@ impl Monitor {
     #[inline(always)]
     pub(super) fn in_loop(&self) {
         self.running.store(0, Relaxed);
+    }
+
+    /// The green thread running now, if one is.
+    pub(super) fn running_thread(&self) -> Option<u64> {
+        Some(self.running.load(Relaxed)).filter(|&serial| serial != 0)
+    }
+
+    /// How long the running thread has held the OS thread, as far as the
+    /// stall detector knows (zero when it has reported nothing).
+    pub(super) fn held_for(&self) -> Duration {
+        lock(&self.stall_since)
+            .as_ref()
+            .map_or(Duration::ZERO, |(_, since)| since.elapsed())
+    }
+
+    /// Leaves `request` for the runtime to answer at its next pass through its
+    /// loop (the caller then wakes it).
+    pub(super) fn ask_dump(&self, request: Arc<Request>) {
+        lock(&self.dumps).push(request);
+        self.dump_asked.store(true, Release);
+    }
+
+    /// Whether a dump waits for this runtime (one load, once per pass of its
+    /// loop).
+    #[inline(always)]
+    pub(super) fn dump_asked(&self) -> bool {
+        self.dump_asked.load(Acquire)
+    }
+
+    /// The dumps to answer now: those not given up on.
+    pub(super) fn take_dump_requests(&self) -> Vec<Arc<Request>> {
+        self.dump_asked.store(false, Relaxed);
+        let mut requests = std::mem::take(&mut *lock(&self.dumps));
+        requests.retain(|r| r.start());
+        requests
+    }
+
+    /// Marks the runtime ended, and frees the dumps still waiting for it.
+    pub(super) fn ended(&self) {
+        self.ended.store(true, Release);
+        std::mem::take(&mut *lock(&self.dumps))
+            .into_iter()
+            .for_each(|r| r.drop_unanswered());
+    }
+
+    pub(super) fn has_ended(&self) -> bool {
+        self.ended.load(Acquire)
     }
 
     /// Lists `name` as thread `serial`'s until the returned guard is dropped

@@ -18,12 +18,15 @@
 //! are leaked (no destructor runs), as [`std::mem::forget`] would. Its
 //! [`JoinHandle::join`](super::JoinHandle::join) returns `Cancelled` all the same.
 
+use super::dump::{RawThread, Section, ThreadState};
 use super::reactor::Reactor;
 use super::registry::Monitor;
 use super::remote::{Remote, Unparker};
+use super::stack_trace;
 use super::stall;
 use super::task::{Body, Cancel, Code, Options, State, Task, TaskId};
 use super::timers::Timers;
+use super::wait::WaitReason;
 use crate::Fiber;
 use crate::fiber::Step;
 use crate::stack::Stack;
@@ -123,6 +126,13 @@ pub(crate) struct Scheduler {
     monitor: Arc<Monitor>,
     /// The switches into green threads made so far (see `Monitor::switches`).
     switches: Cell<u64>,
+    /// The time at the end of the last round of threads: what a thread that
+    /// parks records as when it parked, without a clock read of its own.
+    clock: Cell<Instant>,
+    /// Set while a dump resumes parked threads to trace them (see
+    /// `stack_trace`); what they capture goes into `trace`.
+    tracing: Cell<bool>,
+    trace: RefCell<Vec<usize>>,
 }
 
 impl Scheduler {
@@ -133,8 +143,11 @@ impl Scheduler {
         let (reactor, waker) = Reactor::new()?;
         let remote = Arc::new(Remote::new(waker));
         Ok(Scheduler {
-            monitor: Monitor::register(stall_threshold),
+            monitor: Monitor::register(stall_threshold, Arc::downgrade(&remote)),
             switches: Cell::new(0),
+            clock: Cell::new(Instant::now()),
+            tracing: Cell::new(false),
+            trace: RefCell::new(Vec::new()),
             tasks: RefCell::new(Slab::new()),
             queue: RefCell::new(VecDeque::new()),
             running: Cell::new(None),
@@ -163,6 +176,8 @@ impl Scheduler {
             state: State::Runnable,
             notified: false,
             cancel: Cancel::No,
+            wait: WaitReason::Park,
+            since: self.clock.get(),
         });
         let id = TaskId { index, serial };
         self.queue.borrow_mut().push_back(id);
@@ -223,23 +238,26 @@ impl Scheduler {
         }
     }
 
-    /// Parks the running green thread until it is woken.
+    /// Parks the running green thread until it is woken; `wait` says what it
+    /// waits for, for dumps (a single store: it costs the park nothing more).
     ///
     /// # Panics
     ///
     /// Unwinds with [`Cancelled`] if the thread is cancelled; panics if called
     /// from a fiber that the green thread resumed (it cannot suspend the thread
     /// from another stack).
-    pub(crate) fn park(&self) {
-        self.suspend_running(State::Parked);
+    pub(crate) fn park_on(&self, wait: WaitReason) {
+        self.suspend_running(State::Parked, wait);
     }
 
     /// Puts the running green thread at the back of the run queue.
     pub(crate) fn yield_now(&self) {
-        self.suspend_running(State::Runnable);
+        self.suspend_running(State::Runnable, WaitReason::Park);
     }
 
-    fn suspend_running(&self, state: State) {
+    /// Suspends the running thread in `state`; `wait` is recorded for a park
+    /// (and unused for a yield).
+    fn suspend_running(&self, state: State, wait: WaitReason) {
         let task = self.running();
         let fiber = {
             let mut tasks = self.tasks.borrow_mut();
@@ -252,6 +270,8 @@ impl Scheduler {
                 return;
             }
             entry.state = state;
+            entry.wait = wait;
+            entry.since = self.clock.get();
             if state == State::Runnable {
                 self.queue.borrow_mut().push_back(task);
             }
@@ -263,6 +283,13 @@ impl Scheduler {
                 "fibra: a green thread can only block (park, sleep, IO, join, ...) on its own stack, \
                  not from inside a fiber it resumed"
             );
+        }
+        // Resumed by a dump to say where it waits, not woken: trace this
+        // stack, from here, and suspend again.
+        while self.tracing.get() {
+            stack_trace::capture(fiber.stack_range(), &mut self.trace.borrow_mut());
+            // Cannot fail: it did just above, on this same stack.
+            let _ = fiber.suspend(());
         }
         drop(fiber);
         if self.tasks.borrow()[task.index].cancel == Cancel::Requested {
@@ -281,7 +308,7 @@ impl Scheduler {
         let task = self.running();
         while Instant::now() < deadline {
             self.timers.borrow_mut().insert(deadline, task);
-            self.park();
+            self.park_on(WaitReason::Sleep { deadline });
         }
     }
 
@@ -339,6 +366,8 @@ impl Scheduler {
                 self.run_task(task);
             }
             self.monitor.in_loop();
+            let now = Instant::now();
+            self.clock.set(now);
             if finished() {
                 return Ok(());
             }
@@ -346,7 +375,7 @@ impl Scheduler {
             let timeout = if !self.queue.borrow().is_empty() {
                 Some(Duration::ZERO)
             } else {
-                let next = self.timers.borrow().next_timeout(Instant::now());
+                let next = self.timers.borrow().next_timeout(now);
                 if next.is_none()
                     && !self.reactor.has_waiters()
                     && self.nobody_else_can_wake(&mut woken)
@@ -363,12 +392,17 @@ impl Scheduler {
                     Some(Duration::ZERO)
                 }
             };
+            // A dump asked since the last time round is answered before the
+            // runtime sleeps: its wake may already have been taken above.
+            if self.monitor.dump_asked() {
+                self.answer_dumps();
+            }
             self.wait_for_events(timeout);
             self.take_remote_wakes(&mut woken);
             if !self.timers.borrow().is_empty() {
-                self.timers
-                    .borrow_mut()
-                    .expire(Instant::now(), |task| self.wake(task));
+                let now = Instant::now();
+                self.clock.set(now);
+                self.timers.borrow_mut().expire(now, |task| self.wake(task));
             }
         }
     }
@@ -516,6 +550,94 @@ impl Scheduler {
                 serial: t.serial,
             })
             .collect()
+    }
+}
+
+impl Scheduler {
+    /// Whether `monitor` is this runtime's.
+    pub(super) fn is_monitored_by(&self, monitor: &Arc<Monitor>) -> bool {
+        Arc::ptr_eq(&self.monitor, monitor)
+    }
+
+    /// Answers the dumps other OS threads asked this runtime for, now that no
+    /// green thread runs.
+    #[cold]
+    fn answer_dumps(&self) {
+        let requests = self.monitor.take_dump_requests();
+        if requests.is_empty() {
+            return;
+        }
+        let section = Arc::new(self.section());
+        requests.into_iter().for_each(|r| r.answer(section.clone()));
+    }
+
+    /// This runtime's green threads, for a dump: what each is doing and,
+    /// for those suspended, where. Runs on the runtime's own OS thread, from
+    /// its loop or from one of its green threads (which then shows as the
+    /// running one): each suspended thread is resumed for an instant to
+    /// trace its own stack (see `stack_trace`).
+    pub(super) fn section(&self) -> Section {
+        let now = Instant::now();
+        let running = self.running.get();
+        let threads: Vec<_> = self
+            .tasks
+            .borrow()
+            .iter()
+            .map(|(index, task)| {
+                let id = TaskId {
+                    index,
+                    serial: task.serial,
+                };
+                let state = match (&task.code, task.state) {
+                    (Code::Unstarted(_), _) => ThreadState::NotStarted,
+                    (_, State::Running) => ThreadState::Running,
+                    (_, State::Runnable) => ThreadState::Ready,
+                    (_, State::Parked) => ThreadState::Parked {
+                        reason: task.wait,
+                        waited: now.saturating_duration_since(task.since),
+                    },
+                };
+                let fiber = match &task.code {
+                    Code::Started(fiber) => Some(fiber.clone()),
+                    Code::Unstarted(_) => None,
+                };
+                let name = task.options.as_ref().and_then(|o| o.name.clone());
+                (id, name, state, fiber)
+            })
+            .collect();
+        let threads = threads
+            .into_iter()
+            .map(|(id, name, state, fiber)| {
+                let mut stack = Vec::new();
+                match fiber {
+                    Some(fiber) if Some(id) == running => {
+                        stack_trace::capture(fiber.stack_range(), &mut stack);
+                    }
+                    Some(fiber) if state != ThreadState::Running => {
+                        self.tracing.set(true);
+                        let traced = fiber.resume(());
+                        self.tracing.set(false);
+                        if traced.is_ok() {
+                            stack = std::mem::take(&mut *self.trace.borrow_mut());
+                        }
+                    }
+                    _ => {}
+                }
+                RawThread {
+                    id: id.serial,
+                    name,
+                    state,
+                    stack,
+                }
+            })
+            .collect();
+        Section { threads }
+    }
+}
+
+impl Drop for Scheduler {
+    fn drop(&mut self) {
+        self.monitor.ended();
     }
 }
 

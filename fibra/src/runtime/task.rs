@@ -2,11 +2,13 @@
 //! and whether a wake-up arrived while it was running.
 
 use super::registry::Listed;
+use super::wait::WaitReason;
 use crate::Fiber;
 use std::fmt;
 use std::io;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Names a green thread of one runtime. The serial number makes an id that
 /// outlives its thread harmless: the slot may be reused, the serial is not.
@@ -14,6 +16,15 @@ use std::sync::Arc;
 pub(crate) struct TaskId {
     pub(super) index: usize,
     pub(super) serial: u64,
+}
+
+impl TaskId {
+    /// An id that names no thread (serials start at 1): waking it wakes only
+    /// the runtime's loop.
+    pub(super) const NOBODY: TaskId = TaskId {
+        index: usize::MAX,
+        serial: 0,
+    };
 }
 
 impl fmt::Debug for TaskId {
@@ -83,6 +94,10 @@ pub(super) struct Task {
     pub(super) notified: bool,
     /// Whether the thread was cancelled, and whether it has been told.
     pub(super) cancel: Cancel,
+    /// What it waits for, while parked (for dumps).
+    pub(super) wait: WaitReason,
+    /// When it last parked or yielded (the runtime's clock of that round).
+    pub(super) since: Instant,
 }
 
 /// A green thread's cancellation. It is delivered once: the [`Cancelled`]
