@@ -9,7 +9,8 @@ use fibra::runtime::{
 };
 use fibra::sync::channel;
 use std::io;
-use std::process::Output;
+use std::io::{BufRead, BufReader};
+use std::process::{Output, Stdio};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -487,6 +488,58 @@ fn a_dump_of_100_000_parked_threads_groups_them_by_backtrace() {
     });
 }
 
+#[test]
+fn dump_on_signal_prints_a_dump_on_stderr() {
+    let mut child = support::target_command(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "dump_on_signal")
+        .env("FIBRA_STALL_MS", "0")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    for line in stderr.lines() {
+        let line = line.unwrap();
+        let done = line.contains("waits_for_the_order");
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = seen.join("\n");
+    assert!(text.contains("fibra dump: "), "{text}");
+    assert!(
+        text.contains("green thread 'clerk' (#2): parked on channel receive"),
+        "{text}"
+    );
+    assert!(text.contains("waits_for_the_order"), "{text}");
+}
+
+#[test]
+fn dump_on_signal_refuses_signals_it_cannot_or_must_not_take() {
+    for signal in [
+        libc::SIGKILL,
+        libc::SIGSTOP,
+        libc::SIGSEGV,
+        libc::SIGBUS,
+        0,
+        -3,
+    ] {
+        let err = runtime::dump_on_signal(signal).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{signal}: {err}");
+    }
+    let err = runtime::dump_on_signal(100_000).unwrap_err();
+    assert!(err.to_string().contains("signal 100000"), "{err}");
+}
+
 /// The child's side of the tests above; does nothing when run as a test.
 #[test]
 fn child_process() {
@@ -512,6 +565,20 @@ fn child_process() {
                 sleeper.join().unwrap();
                 ticker.join().unwrap();
             })
+        }),
+        Ok("dump_on_signal") => fibra::run(|| {
+            runtime::dump_on_signal(libc::SIGUSR1).unwrap();
+            let (_tx, rx) = channel::unbounded::<u32>();
+            let _clerk = ThreadBuilder::new()
+                .name("clerk")
+                .spawn(move || waits_for_the_order(&rx))
+                .unwrap();
+            runtime::yield_now();
+            // SAFETY: sends this process a signal it now handles.
+            unsafe { libc::kill(libc::getpid(), libc::SIGUSR1) };
+            // The parent kills this process once it has read the dump; the
+            // bound only keeps an orphan from living on.
+            fibra::time::sleep(Duration::from_secs(60));
         }),
         Ok("stall_builder") => runtime::Builder::new()
             .stall_threshold(Some(Duration::from_millis(50)))

@@ -117,7 +117,7 @@ pub struct Frame {
 /// backtrace of where it is parked (Go's goroutine dump).
 ///
 /// It may be called from anywhere: a green thread, a plain OS thread, a
-/// [signal](dump_on_signal). It stops nothing: each runtime describes itself at
+/// [signal](super::dump_on_signal). It stops nothing: each runtime describes itself at
 /// its next pass through its scheduler, and one that is running a thread that
 /// does not park within [`ANSWER_WITHIN`] is reported busy instead (a runtime
 /// that is idle answers at once). The caller waits for the answers, so a green

@@ -84,6 +84,7 @@
 //! | `Timeout.timeout(s) { … }` | [`time::timeout`](crate::time::timeout) |
 
 mod dump;
+mod dump_signal;
 mod join;
 pub(crate) mod reactor;
 mod registry;
@@ -100,6 +101,7 @@ pub(crate) mod waiter;
 pub use dump::{
     ANSWER_WITHIN, Dump, Frame, RuntimeDump, RuntimeState, ThreadDump, ThreadState, dump,
 };
+pub use dump_signal::dump_on_signal;
 pub use join::{JoinError, JoinHandle, spawn};
 pub use remote::Unparker;
 pub use scheduler::Cancelled;
