@@ -79,6 +79,7 @@ mod pool;
 pub use error::{Closed, RemoteError, SendError, TakeError};
 pub use pool::Pool;
 
+use crate::runtime::WaitReason;
 use crate::runtime::scheduler::Cancelled;
 use crate::runtime::waiter::{self, Waiter};
 use mailbox::Mailbox;
@@ -366,7 +367,7 @@ impl<R> Outcome<R> {
                 }
                 state.joiners.push(Waiter::current());
             }
-            waiter::wait();
+            waiter::wait(WaitReason::RactorJoin);
         }
     }
 }
@@ -400,7 +401,7 @@ pub fn select<In, Out, R>(ractors: &[&Ractor<In, Out, R>]) -> (usize, Result<Out
                 return (index, outcome);
             }
         }
-        waiter::wait();
+        waiter::wait(WaitReason::RactorSelect);
     }
 }
 

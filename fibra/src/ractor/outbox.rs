@@ -4,6 +4,7 @@
 //! anywhere; each value goes to exactly one of them.
 
 use super::error::{Closed, TakeError};
+use crate::runtime::WaitReason;
 use crate::runtime::waiter::{self, Waiter};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -60,7 +61,7 @@ impl<T> Outbox<T> {
                 }
                 state.yielder = Some(Waiter::current());
             }
-            waiter::wait();
+            waiter::wait(WaitReason::RactorYield);
         }
     }
 
@@ -95,7 +96,7 @@ impl<T> Outbox<T> {
             if let Some(outcome) = self.try_take(true) {
                 return outcome;
             }
-            waiter::wait();
+            waiter::wait(WaitReason::RactorTake);
         }
     }
 
