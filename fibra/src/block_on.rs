@@ -13,7 +13,10 @@ use std::thread::{self, Thread};
 ///
 /// Inside a green thread, only that green thread waits: it parks whenever the
 /// future is pending, and the future's [`Waker`] — which may be called from any
-/// OS thread — makes it runnable again. Outside a runtime, the calling OS
+/// OS thread — makes it runnable again. A wake from the same runtime (another
+/// green thread, or the future itself) puts it straight in the run queue; one
+/// from another OS thread goes through its [`Unparker`], which wakes the
+/// runtime's poller only if it sleeps. Outside a runtime, the calling OS
 /// thread blocks ([`thread::park`]) until the waker is called.
 ///
 /// A future that needs a particular executor's reactor (tokio's sockets and
@@ -75,16 +78,20 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     }
 }
 
-/// Wakes a green thread, from any OS thread.
+/// Wakes a green thread, from any OS thread: from its own runtime's OS thread
+/// (another green thread, a future that wakes itself) straight into the run
+/// queue; from any other through its [`Unparker`].
 struct GreenWaker(Unparker);
 
 impl Wake for GreenWaker {
     fn wake(self: Arc<Self>) {
-        self.0.unpark();
+        self.wake_by_ref();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
+        if !scheduler::wake_if_local(&self.0) {
+            self.0.unpark();
+        }
     }
 }
 
