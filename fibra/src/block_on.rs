@@ -57,7 +57,7 @@ use std::thread::{self, Thread};
 /// parks, so a future that drops its waker does not hide a deadlock.
 pub fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
-    let in_green_thread = scheduler::try_current().is_some_and(|s| s.is_running_a_thread());
+    let in_green_thread = in_green_thread();
     loop {
         let waker = if in_green_thread {
             Waker::from(Arc::new(GreenWaker(runtime::current().unparker())))
@@ -76,6 +76,12 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
             thread::park();
         }
     }
+}
+
+/// Whether the caller is a green thread (rather than a plain OS thread, or a
+/// runtime's own loop).
+pub(crate) fn in_green_thread() -> bool {
+    scheduler::try_current().is_some_and(|s| s.is_running_a_thread())
 }
 
 /// Wakes a green thread, from any OS thread: from its own runtime's OS thread

@@ -40,7 +40,11 @@ fn without_hanging<T: Send + 'static>(what: &str, test: impl FnOnce() -> T + Sen
 fn collatz_steps(mut n: u64) -> u64 {
     let mut steps = 0;
     while n != 1 {
-        n = if n.is_multiple_of(2) { n / 2 } else { 3 * n + 1 };
+        n = if n.is_multiple_of(2) {
+            n / 2
+        } else {
+            3 * n + 1
+        };
         steps += 1;
     }
     steps
