@@ -10,7 +10,8 @@
 //!   a sleep ([`time`]), a socket ([`net`]), a lock or a channel ([`sync`])
 //!   parks only the green thread that waits; [`blocking`] offloads what cannot
 //!   be made non-blocking, and [`block_on`] runs a `Future` parking only the
-//!   green thread that waits for it.
+//!   green thread that waits for it (`fibra::tokio::block_on`, with the
+//!   feature `tokio`, one that needs tokio's reactor).
 //! - **Ractors** ([`ractor`]): isolated actors on every core at once, no global
 //!   lock, isolation checked by the compiler, messages moved not copied.
 //!
@@ -184,6 +185,7 @@
 //! holds.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod arch;
 mod block_on;
@@ -196,6 +198,9 @@ pub mod runtime;
 mod stack;
 pub mod sync;
 pub mod time;
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub mod tokio;
 
 pub use block_on::block_on;
 pub use blocking::blocking;
