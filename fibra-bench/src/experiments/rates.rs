@@ -179,6 +179,35 @@ pub fn verdict<T: Rated>(results: &[(&str, Outcome<Runs<T>>)], peers: &[&str]) -
     format!("{head}: {word} ({})", ratios.join(", "))
 }
 
+/// For tests: runs each external peer of `runtimes` once with `args` and
+/// hands its stdout to `check`; a peer missing from this machine is skipped,
+/// with a line saying so, and fibra-bench's own child programs are left out
+/// (a test binary is not fibra-bench).
+#[cfg(test)]
+pub fn smoke_peers<A, T>(runtimes: Vec<Runtime<A, T>>, args: &[&str], check: impl Fn(&str, &str)) {
+    let ctx = Ctx::new(crate::ctx::Level::Quick);
+    for runtime in runtimes {
+        let launcher = match runtime.runner {
+            Runner::External(launcher) | Runner::Mode(launcher, _) => launcher,
+            Runner::InProcess(_) => continue,
+        };
+        if let Launcher::Child(_) = launcher {
+            continue;
+        }
+        match launcher.prepare(&ctx) {
+            Ok(peer) => {
+                let stdout = process::run(peer.command().args(args), ctx.timeout)
+                    .unwrap_or_else(|e| panic!("{}: {e}", runtime.name));
+                check(runtime.name, &stdout);
+            }
+            Err(crate::peers::Unavailable::Missing(hint)) => {
+                eprintln!("skipped {}: missing ({hint})", runtime.name);
+            }
+            Err(crate::peers::Unavailable::Broken(why)) => panic!("{}: {why}", runtime.name),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,10 +3,12 @@
 //! messages received per second, for N = 1, 2, 16 and 1,000. Every runtime
 //! uses every core: fibra's Ractors on the process-wide pool (a worker per
 //! core), Go with GOMAXPROCS at the number of cores, Erlang with its default
-//! schedulers (one per core), crossbeam with an OS thread per sender.
+//! schedulers (one per core), crossbeam with an OS thread per sender, may
+//! with a worker per core.
 
 mod crossbeam;
 mod fibra;
+mod may;
 
 use super::rates::{self, Plan, Runner, Runtime};
 use super::{Experiment, Section};
@@ -28,7 +30,8 @@ pub const EXPERIMENT: Experiment = Experiment {
         metrics: &["messages_per_s"],
     }],
     run,
-    child: None,
+    // Fan-in on may, in a process of its own.
+    child: Some(may::main),
 };
 
 /// The numbers of senders, each with the label of its progress lines.
@@ -102,6 +105,12 @@ fn runtimes() -> Vec<Runtime<Size>> {
                 source: "erlang/fanin.erl",
                 flags: &[],
             }),
+        },
+        Runtime {
+            name: "may",
+            how: "a may coroutine per sender, one unbounded may::sync::mpsc channel, a \
+                  worker per core",
+            runner: Runner::External(Launcher::Child(EXPERIMENT.name)),
         },
     ]
 }
@@ -225,8 +234,21 @@ mod tests {
         assert!(check_sum(size, 1).is_err());
         for level in [crate::ctx::Level::Quick, crate::ctx::Level::Default] {
             let m = messages(&Ctx::new(level));
-            assert!(SENDERS.iter().all(|(n, _)| m % n == 0), "{m}");
+            assert!(SENDERS.iter().all(|(n, _)| m.is_multiple_of(*n)), "{m}");
         }
+    }
+
+    /// Every peer program at a tiny size prints a line the parser takes.
+    #[test]
+    fn the_peers_speak_the_protocol() {
+        let size = Size {
+            senders: 16,
+            messages: 1000,
+        };
+        rates::smoke_peers(runtimes(), &["16", "1000"], |name, stdout| {
+            let t = parse(stdout, size).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(t.count, 992, "{name}");
+        });
     }
 
     /// A smoke run of every in-process runtime at a tiny size, each N.

@@ -269,6 +269,15 @@ mod tests {
         }
     }
 
+    /// Every peer program at a tiny size prints a line the parser takes.
+    #[test]
+    fn the_peers_speak_the_protocol() {
+        rates::smoke_peers(runtimes(), &["100"], |name, stdout| {
+            let r = parse(stdout, 100).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(r.latency.p50_ns > 0, "{name}: {r:?}");
+        });
+    }
+
     #[test]
     fn parses_the_peer_line() {
         assert_eq!(

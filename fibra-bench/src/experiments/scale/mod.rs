@@ -385,6 +385,31 @@ fn status_field(status: &str, key: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
+    /// Every peer program at a tiny size prints a line the parser takes; a
+    /// peer missing here is skipped, fibra's child left out (a test binary
+    /// is not fibra-bench).
+    #[test]
+    fn the_peers_speak_the_protocol() {
+        let ctx = Ctx::new(crate::ctx::Level::Quick);
+        for runtime in runtimes() {
+            if let Launcher::Child(_) = runtime.launcher {
+                continue;
+            }
+            let peer = match runtime.launcher.prepare(&ctx) {
+                Ok(peer) => peer,
+                Err(crate::peers::Unavailable::Missing(hint)) => {
+                    eprintln!("skipped {}: missing ({hint})", runtime.name);
+                    continue;
+                }
+                Err(why) => panic!("{}: {why:?}", runtime.name),
+            };
+            let stdout = process::run(peer.command().args(["100", "40"]), ctx.timeout)
+                .unwrap_or_else(|e| panic!("{}: {e}", runtime.name));
+            let s = parse(&stdout, 100, "peak_kb").unwrap_or_else(|e| panic!("{e}"));
+            assert!(s.complete(), "{}: {s:?}", runtime.name);
+        }
+    }
+
     #[test]
     fn parses_the_peer_line() {
         let line = "n=100000 created=100000 ns=250000000 rss_before_kb=2000 peak_kb=302000\n";
