@@ -1,6 +1,6 @@
 //! What the experiments that measure every runtime at one fixed size share: the
-//! loop that measures each runtime (`spawn`, `echo`, E3, `ractor-pingpong`), and
-//! the rows and verdict of tables of rates.
+//! loop that measures each runtime (`spawn`, `echo`, E3, `ractor-pingpong`,
+//! `ractor-fanin`), and the rows and verdict of tables of rates.
 
 use super::Section;
 use crate::ctx::{Ctx, RUNS};
