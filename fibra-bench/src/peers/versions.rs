@@ -25,7 +25,10 @@ const PROGRAMS: &[(&str, &[&str])] = &[
         &[
             "-noshell",
             "-eval",
-            r#"io:format("Erlang/OTP ~s, erts ~s~n", [erlang:system_info(otp_release), erlang:system_info(version)]), halt()."#,
+            concat!(
+                r#"io:format("Erlang/OTP ~s, erts ~s~n", "#,
+                "[erlang:system_info(otp_release), erlang:system_info(version)]), halt().",
+            ),
         ],
     ),
     ("cc", &["--version"]),

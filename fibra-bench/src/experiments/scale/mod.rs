@@ -4,8 +4,9 @@
 //! child), which reports the time and its peak resident memory beyond what it
 //! held before the first Ractor, so that the bench's own memory is not
 //! counted. Erlang's processes, the actor runtime Ractors are most often
-//! compared with, stand beside Go's goroutines. Ruby gives every Ractor an OS thread and is expected to stop long
-//! before N: it reports how far it got, and why.
+//! compared with, stand beside Go's goroutines. Ruby gives every Ractor an OS
+//! thread and is expected to stop long before N: it reports how far it got,
+//! and why.
 //!
 //! The figure of a run, its protocol line and the loop that runs each
 //! runtime's process are shared with park-scale ([`super::park`]).
@@ -332,8 +333,8 @@ fn table(n: u64, results: &[(&str, Outcome<Runs<Scale>>)], mut notes: Vec<String
     notes.push(verdict(results));
     Table {
         title: format!(
-            "ractor-scale: create {} Ractors (goroutines, processes) that each wait for a message, send \
-             each one, collect every reply; a process per run, best of {RUNS}",
+            "ractor-scale: create {} Ractors (goroutines, processes) that each wait for a \
+             message, send each one, collect every reply; a process per run, best of {RUNS}",
             grouped(n)
         ),
         columns: vec![
