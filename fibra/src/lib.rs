@@ -59,7 +59,7 @@
 //! | sockets, timers, locks, channels, other green threads, Ractors | fibra's own: [`net`], [`time`], [`sync`], [`JoinHandle::join`], [`ractor`] | only the calling green thread |
 //! | a blocking library (a sync database driver, a C library), `std::fs`, a child process, name resolution, a long computation | [`blocking`]`(\|\| …)`: the closure runs on a pool of OS threads | only the calling green thread; the work holds a pool thread |
 //! | a `Future` woken by whatever it waits for: a channel (`futures`' or `tokio::sync`'s), another OS thread, a timer of its own | [`block_on`]`(future)` | only the calling green thread |
-//! | a `Future` that needs tokio's reactor or timers: `tokio::net`, `tokio::time`, hyper's client, reqwest, sqlx, tonic | `fibra::tokio::block_on(future)`, with the cargo feature `tokio`: the future runs on a background tokio runtime, started on first use | only the calling green thread |
+//! | a `Future` that needs tokio's reactor or timers: `tokio::net`, `tokio::time`, hyper's client, reqwest, sqlx, tonic | `fibra::tokio::block_on(future)`, with the cargo feature `tokio`: a background tokio runtime, started on first use, drives its sockets and timers | only the calling green thread |
 //! | a computation to spread over the cores | a [`Ractor`](ractor::Ractor) per piece of it | nothing: Ractors run on worker threads of their own |
 //!
 //! **fibra's own IO.** [`net`] (TCP, UDP), [`time`] (`sleep`, `timeout`),
@@ -102,19 +102,27 @@
 //!
 //! **tokio's futures: `fibra::tokio::block_on`.** With the cargo feature
 //! `tokio`, a future that needs tokio's reactor — `tokio::net`,
-//! `tokio::time`, a hyper or reqwest client — is spawned on a background
-//! multi-threaded tokio runtime, started on first use, and the calling green
-//! thread parks until it completes.
+//! `tokio::time`, a hyper or reqwest client — is polled with a background
+//! multi-threaded tokio runtime as the current one, started on first use: its
+//! threads drive the future's sockets and timers and run the tasks it
+//! spawns, and the calling green thread parks until the future completes.
+//!
+//! **The other way round**, async code awaits fibra's work without blocking
+//! its executor: `.await` on a [`Ractor`](ractor::Ractor) gives its result,
+//! and [`Ractor::take_async`](ractor::Ractor::take_async) the values it
+//! yields ([from async code](ractor#from-async-code)).
 //!
 //! **The stall line.** When a green thread runs for longer than a threshold
 //! without parking or yielding, fibra writes a line to stderr that begins
-//! with `fibra: `, naming the green thread (its name, else its id), its OS
-//! thread and how long it has held it; and one more when it lets go, with the
-//! total. Every other green thread of that runtime waited all that time: move
-//! the call behind one of the doors above. The threshold is set with
-//! `runtime::Builder::stall_threshold`, or in any build with the environment
-//! variable `FIBRA_STALL_MS` (`0` turns the line off); debug builds have it on
-//! by default, at 100 ms.
+//! with `fibra: `, naming the green thread (its
+//! [name](runtime::ThreadBuilder::name), else its id), its OS thread and how
+//! long it has held it; and one more when it lets go, with the total. Every
+//! other green thread of that runtime waited all that time: move the call
+//! behind one of the doors above. The threshold is set with
+//! [`runtime::Builder::stall_threshold`], or in any build with the
+//! environment variable `FIBRA_STALL_MS` (`0` turns the line off); debug
+//! builds have it on by default, at 100 ms. The [runtime docs](runtime#stalls)
+//! show the lines.
 //!
 //! **What still blocks a runtime**, called straight from a green thread, and
 //! what to use instead:
