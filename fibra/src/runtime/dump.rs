@@ -76,7 +76,8 @@ pub struct ThreadDump {
     /// What it is doing.
     pub state: ThreadState,
     /// Where it is, innermost frame first (see [`Frame`]); empty for a
-    /// thread that has not started.
+    /// thread that has not started, and for one parked with less than 8 KiB
+    /// left on its stack (the walk needs that much room).
     pub backtrace: Arc<[Frame]>,
 }
 
@@ -225,34 +226,58 @@ pub struct Frame {
 /// A thread's stack is read by that thread itself, resumed for an instant by
 /// its own runtime on its own OS thread (a parked thread's wait is not
 /// disturbed: it suspends again at once), so the walk needs some room on that
-/// stack: a few KiB. The time a thread has waited is measured from a clock
+/// stack: a thread parked with less than 8 KiB left is listed without a
+/// backtrace. The time a thread has waited is measured from a clock
 /// its runtime reads when it sleeps, wakes or handles timers, and at least
 /// every 64 passes of its loop, so it may be slightly long.
+///
+/// # Panics
+///
+/// If no OS thread can be started to symbolize the backtraces (a dump does
+/// that on a thread of its own, whose stack is large enough for it).
 pub fn dump() -> Dump {
     let taken_at = Instant::now();
-    let own = scheduler::try_current();
-    let mut symbols = Symbols::default();
-    let runtimes = registry::runtimes()
+    let runtimes: Vec<Arc<Monitor>> = registry::runtimes()
         .into_iter()
         .filter(|monitor| !monitor.has_ended())
-        .map(|monitor| {
-            let state = match &own {
-                Some(scheduler) if scheduler.is_monitored_by(&monitor) => {
-                    RuntimeState::Threads(symbols.threads(&scheduler.section()))
-                }
-                _ => match ask(&monitor) {
-                    Ok(section) => RuntimeState::Threads(symbols.threads(&section)),
-                    Err(busy) => busy,
-                },
-            };
-            RuntimeDump {
-                os_thread_name: monitor.thread.name().map(str::to_owned),
-                os_thread_id: monitor.thread.id(),
-                state,
-            }
-        })
         .collect();
-    Dump { runtimes, taken_at }
+    // The caller's own runtime, if any, is described here, on its thread.
+    let own = scheduler::try_current().and_then(|scheduler| {
+        let at = runtimes.iter().position(|m| scheduler.is_monitored_by(m))?;
+        Some((at, Arc::new(scheduler.section())))
+    });
+    // The rest (asking, waiting, symbolizing) runs on an OS thread of its
+    // own: a green thread's stack may be too small for the symbolizer.
+    let describe = move || {
+        let mut symbols = Symbols::default();
+        let runtimes = runtimes
+            .iter()
+            .enumerate()
+            .map(|(at, monitor)| {
+                let section = match &own {
+                    Some((own_at, section)) if *own_at == at => Ok(section.clone()),
+                    _ => ask(monitor),
+                };
+                RuntimeDump {
+                    os_thread_name: monitor.thread.name().map(str::to_owned),
+                    os_thread_id: monitor.thread.id(),
+                    state: match section {
+                        Ok(section) => RuntimeState::Threads(symbols.threads(&section)),
+                        Err(busy) => busy,
+                    },
+                }
+            })
+            .collect();
+        Dump { runtimes, taken_at }
+    };
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("fibra-dump".into())
+            .spawn_scoped(scope, describe)
+            .unwrap_or_else(|err| panic!("fibra: cannot start a thread to make a dump: {err}"))
+            .join()
+            .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
+    })
 }
 
 /// A runtime's description of its green threads, before symbolization.
@@ -551,6 +576,12 @@ fn write_groups(f: &mut fmt::Formatter<'_>, threads: &[ThreadDump], at: Instant)
                     describe_group(many, at)
                 )?;
             }
+        }
+        if frames.is_empty() && members[0].state != ThreadState::NotStarted {
+            writeln!(
+                f,
+                "    (no backtrace: too little room was left on its stack to walk it)"
+            )?;
         }
         for (n, frame) in frames.iter().enumerate() {
             writeln!(f, "    {n}: {}", frame.function)?;
