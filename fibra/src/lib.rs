@@ -26,6 +26,18 @@
 //! assert_eq!(fiber.resume("four").unwrap(), Step::Return(4));
 //! ```
 //!
+//! ## Seeing inside a running program
+//!
+//! [`runtime::dump`] lists every runtime of the process and each of its green
+//! threads: its name, what it waits for (a socket, a timer, a channel, a lock,
+//! a join, the blocking pool, a Ractor's mailbox or outbox, a future) and for
+//! how long, and where in the code it is parked, as a symbolized backtrace —
+//! Go's goroutine dump; [`runtime::dump_on_signal`] prints one on a signal.
+//! A green thread that holds its OS thread too long (a blocking call, a long
+//! computation) is named on stderr by the stall detector (see
+//! [`runtime`'s docs](runtime#stalls)); a [`runtime::ThreadBuilder`] names a
+//! thread for all of these.
+//!
 //! ## Ruby and Lua names
 //!
 //! Rust reserves `yield`, and fibra's values are typed, so some names differ:
@@ -165,6 +177,7 @@
 //! | **Nothing fibra needs at the end of a thread is gone before it.** A suspended fiber kept in a thread-local is unwound at thread exit. | the panic payload in flight is a thread-local without a destructor; the stack pool is reached with `try_with` | `tests/soundness.rs` (`f6_*`) |
 //! | **The panic strategy is defined.** fibra needs `panic = "unwind"` to unwind fibers; under `panic = "abort"` a dropped suspended fiber is leaked and a cancelled green thread abandoned (never resumed, its destructors not run), and nothing aborts. | `cfg!(panic = "abort")` in `Fiber::drop` and the scheduler | `checks/panic-abort`, run in CI with that profile |
 //! | **A switch keeps what the ABI requires.** Callee-saved registers are saved or declared clobbered; an `asm!` block claims only the options it keeps (the valgrind request clobbers the flags). | `arch/x86_64.rs`, `arch/aarch64.rs` | the fiber tests (`callee_saved_fp_registers_survive_switches` for d8–d15), under valgrind memcheck (`scripts/memcheck.sh`) and ThreadSanitizer (`scripts/tsan.sh`) on x86_64, and under qemu-user on aarch64 (`scripts/test-aarch64.sh`) |
+//! | **A runtime's threads are read only on its own OS thread.** A dump never reads a green thread's stack or the task table from another OS thread, where that runtime may resume the thread meanwhile. | [`runtime::dump`] asks each runtime and waits for its answer (or reports it busy); the runtime describes itself from its own loop, resuming each suspended thread so that the thread traces its own stack and suspends again without leaving its park site; a signal handler only writes one byte to a pipe (async-signal-safe), and the dump is made by a thread of its own | `tests/observe.rs` (dumps from a plain OS thread, from a green thread, of a busy runtime, of 100,000 threads; on a signal), under valgrind memcheck |
 //!
 //! What Miri cannot run — the switch and the stack bootstrap are assembly — is
 //! covered by the model-based test, the regression tests and valgrind.
