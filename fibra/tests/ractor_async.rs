@@ -239,7 +239,45 @@ fn a_take_polled_many_times_is_woken_once() {
     };
     assert_eq!(value, Ok(1));
     assert_eq!(counter.wakes(), 1);
-    ractor.join().unwrap();
+    ractor.clone().join().unwrap(); // (`take` still borrows `ractor`)
+}
+
+/// A `select!` loop remakes its take future each time round; the ones it
+/// dropped leave no entry behind, so the offer wakes only the live one.
+#[test]
+fn dropped_pending_takes_leave_no_entry_behind() {
+    let ractor = Ractor::new(|ctx: &Context<(), u8>| {
+        ctx.receive().unwrap();
+        ctx.yield_value(7).unwrap();
+    });
+    let dropped = Arc::new(CountingWaker::default());
+    for _ in 0..100 {
+        let mut take = pin!(ractor.take_async());
+        let waker = Waker::from(dropped.clone());
+        assert!(
+            take.as_mut()
+                .poll(&mut TaskContext::from_waker(&waker))
+                .is_pending()
+        );
+    }
+    let live = Arc::new(CountingWaker::default());
+    let waker = Waker::from(live.clone());
+    let mut take = pin!(ractor.take_async());
+    assert!(
+        take.as_mut()
+            .poll(&mut TaskContext::from_waker(&waker))
+            .is_pending()
+    );
+    ractor.send(()).unwrap();
+    while live.wakes() == 0 {
+        std::thread::yield_now();
+    }
+    assert_eq!(
+        take.as_mut().poll(&mut TaskContext::from_waker(&waker)),
+        Poll::Ready(Ok(7))
+    );
+    ractor.clone().join().unwrap(); // (`take` still borrows `ractor`)
+    assert_eq!(dropped.wakes(), 0);
 }
 
 /// A dropped pending join leaves the final value for another handle.
@@ -260,6 +298,26 @@ fn a_pending_join_dropped_leaves_the_value() {
     }
     other.send(()).unwrap();
     assert_eq!(fibra::block_on(other.into_future()).unwrap(), 42);
+}
+
+/// A join future dropped while pending is not woken when the Ractor ends.
+#[test]
+fn a_dropped_pending_join_is_not_woken() {
+    let ractor = Ractor::new(|ctx: &Context<()>| ctx.receive().unwrap());
+    let other = ractor.clone();
+    let dropped = Arc::new(CountingWaker::default());
+    {
+        let mut join = pin!(ractor.into_future());
+        let waker = Waker::from(dropped.clone());
+        assert!(
+            join.as_mut()
+                .poll(&mut TaskContext::from_waker(&waker))
+                .is_pending()
+        );
+    }
+    other.send(()).unwrap();
+    other.join().unwrap();
+    assert_eq!(dropped.wakes(), 0);
 }
 
 #[test]
