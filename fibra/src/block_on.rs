@@ -2,6 +2,7 @@
 //! until the future's waker unparks it, and the other green threads run
 //! meanwhile; a plain OS thread blocks.
 
+use crate::runtime::WaitReason;
 use crate::runtime::{self, Unparker, scheduler};
 use std::future::Future;
 use std::pin::pin;
@@ -71,7 +72,7 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
         // A wake that came during the poll makes this return at once; a
         // spurious return only polls again.
         if in_green_thread {
-            runtime::park();
+            scheduler::current().park_on(WaitReason::BlockOn);
         } else {
             thread::park();
         }

@@ -5,6 +5,7 @@
 //! sleeps; there is no lock shared between mailboxes.
 
 use super::error::{Closed, SendError};
+use crate::runtime::WaitReason;
 use crate::runtime::waiter::{self, Waiter};
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -65,7 +66,7 @@ impl<T> Mailbox<T> {
                 }
                 state.receiver = Some(Waiter::current());
             }
-            waiter::wait();
+            waiter::wait(WaitReason::RactorReceive);
         }
     }
 

@@ -122,6 +122,7 @@ pub use error::{Closed, RemoteError, SendError, TakeError};
 pub use future::{Join, Take};
 pub use pool::Pool;
 
+use crate::runtime::WaitReason;
 use crate::runtime::scheduler::Cancelled;
 use crate::runtime::waiter;
 use mailbox::Mailbox;
@@ -404,7 +405,7 @@ impl<R> Outcome<R> {
             if let Some(outcome) = self.try_join(Waiters::add_current) {
                 return outcome;
             }
-            waiter::wait();
+            waiter::wait(WaitReason::RactorJoin);
         }
     }
 
@@ -455,7 +456,7 @@ pub fn select<In, Out, R>(ractors: &[&Ractor<In, Out, R>]) -> (usize, Result<Out
                 return (index, outcome);
             }
         }
-        waiter::wait();
+        waiter::wait(WaitReason::RactorSelect);
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::error::{Closed, TakeError};
 use super::waiters::{Registration, Waiters};
+use crate::runtime::WaitReason;
 use crate::runtime::waiter::{self, Waiter};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -62,7 +63,7 @@ impl<T> Outbox<T> {
                 }
                 state.yielder = Some(Waiter::current());
             }
-            waiter::wait();
+            waiter::wait(WaitReason::RactorYield);
         }
     }
 
@@ -99,7 +100,7 @@ impl<T> Outbox<T> {
             if let Some(outcome) = self.try_take(Waiters::add_current) {
                 return outcome;
             }
-            waiter::wait();
+            waiter::wait(WaitReason::RactorTake);
         }
     }
 

@@ -7,6 +7,7 @@
 
 use super::remote::Unparker;
 use super::scheduler;
+use super::wait::WaitReason;
 use std::task::Waker;
 
 /// Wakes one waiting thread, green or not, or an async task. `Send` and `Sync`.
@@ -39,10 +40,11 @@ impl Waiter {
 }
 
 /// Blocks the calling thread until a [`Waiter`] for it wakes it, or
-/// spuriously: parks the running green thread, or else the OS thread.
-pub(crate) fn wait() {
+/// spuriously: parks the running green thread (waiting for `reason`, as a
+/// dump shows it), or else the OS thread.
+pub(crate) fn wait(reason: WaitReason) {
     match scheduler::try_current() {
-        Some(scheduler) if scheduler.is_running_a_thread() => scheduler.park(),
+        Some(scheduler) if scheduler.is_running_a_thread() => scheduler.park_on(reason),
         _ => std::thread::park(),
     }
 }
