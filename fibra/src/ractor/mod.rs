@@ -116,6 +116,7 @@ mod future;
 mod mailbox;
 mod outbox;
 mod pool;
+mod waiters;
 
 pub use error::{Closed, RemoteError, SendError, TakeError};
 pub use future::{Join, Take};
@@ -123,13 +124,14 @@ pub use pool::Pool;
 
 use crate::runtime::WaitReason;
 use crate::runtime::scheduler::Cancelled;
-use crate::runtime::waiter::{self, Waiter};
+use crate::runtime::waiter;
 use mailbox::Mailbox;
 use outbox::Outbox;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use waiters::Waiters;
 
 /// A Ractor: a handle on an actor running on a worker of a [`Pool`].
 ///
@@ -370,7 +372,7 @@ struct Outcome<R> {
 struct OutcomeState<R> {
     finished: bool,
     value: Option<Result<R, RemoteError>>,
-    joiners: Vec<Waiter>,
+    joiners: Waiters,
 }
 
 impl<R> Outcome<R> {
@@ -379,7 +381,7 @@ impl<R> Outcome<R> {
             state: Mutex::new(OutcomeState {
                 finished: false,
                 value: None,
-                joiners: Vec::new(),
+                joiners: Waiters::default(),
             }),
         }
     }
@@ -393,14 +395,14 @@ impl<R> Outcome<R> {
             let mut state = self.lock();
             state.finished = true;
             state.value = Some(value);
-            std::mem::take(&mut state.joiners)
+            state.joiners.take()
         };
-        joiners.iter().for_each(Waiter::wake);
+        joiners.wake();
     }
 
     fn wait(&self) -> Result<R, RemoteError> {
         loop {
-            if let Some(outcome) = self.try_join(Waiter::current) {
+            if let Some(outcome) = self.try_join(Waiters::add_current) {
                 return outcome;
             }
             waiter::wait(WaitReason::RactorJoin);
@@ -408,9 +410,9 @@ impl<R> Outcome<R> {
     }
 
     /// The final value if the body has finished (or `AlreadyJoined` if another
-    /// joiner took it); else `None`, after registering `waiter()` to be woken
-    /// when it finishes.
-    fn try_join(&self, waiter: impl FnOnce() -> Waiter) -> Option<Result<R, RemoteError>> {
+    /// joiner took it); else `None`, after `register` has registered the
+    /// caller to be woken when it finishes.
+    fn try_join(&self, register: impl FnOnce(&mut Waiters)) -> Option<Result<R, RemoteError>> {
         let mut state = self.lock();
         if state.finished {
             return Some(
@@ -420,7 +422,7 @@ impl<R> Outcome<R> {
                     .unwrap_or(Err(RemoteError::AlreadyJoined)),
             );
         }
-        waiter::register(&mut state.joiners, waiter());
+        register(&mut state.joiners);
         None
     }
 }
@@ -450,7 +452,7 @@ pub fn select<In, Out, R>(ractors: &[&Ractor<In, Out, R>]) -> (usize, Result<Out
     );
     loop {
         for (index, ractor) in ractors.iter().enumerate() {
-            if let Some(outcome) = ractor.ports.outgoing.try_take(Waiter::current) {
+            if let Some(outcome) = ractor.ports.outgoing.try_take(Waiters::add_current) {
                 return (index, outcome);
             }
         }

@@ -39,19 +39,6 @@ impl Waiter {
     }
 }
 
-/// Adds `waiter` to `waiters`, unless it is a task's waker that one already
-/// there would wake: a future polled again before it was woken (in a
-/// `select!` loop, say) then stays one entry, not one per poll.
-pub(crate) fn register(waiters: &mut Vec<Waiter>, waiter: Waiter) {
-    if let Waiter::Task(waker) = &waiter {
-        let known = |w: &Waiter| matches!(w, Waiter::Task(other) if other.will_wake(waker));
-        if waiters.iter().any(known) {
-            return;
-        }
-    }
-    waiters.push(waiter);
-}
-
 /// Blocks the calling thread until a [`Waiter`] for it wakes it, or
 /// spuriously: parks the running green thread (waiting for `reason`, as a
 /// dump shows it), or else the OS thread.
