@@ -1,97 +1,449 @@
 //! A Ractor's incoming port (Ruby's `Ractor#send` / `Ractor.receive`): a queue
 //! that any thread may push to and the Ractor pops from, in order.
 //!
-//! One lock per mailbox, held for a push or a pop and never while anyone
-//! sleeps; there is no lock shared between mailboxes.
+//! # The queue
+//!
+//! Lock-free, many producers and one consumer, after Dmitry Vyukov's intrusive
+//! MPSC queue: a singly linked list of nodes, one per message (the message and
+//! a pointer: memory per queued message is bounded by the message's size plus
+//! one word and the allocator's header), with a *stub* at its head whose
+//! message has already been taken. A sender allocates its node, swaps it into
+//! `tail` (one read-modify-write) and links the node it displaced to it (one
+//! store); the receiver follows `next` from its stub, moves the message out of
+//! the next node, which becomes the stub, and frees the old one. A node is
+//! freed only by the receiver, and only once it has moved past it — which
+//! needs the node's `next`, which only the one sender that displaced it
+//! writes, and then never touches it again.
+//!
+//! One consumer: only [`Context`](super::Context) calls [`Mailbox::receive`]
+//! and [`Mailbox::try_receive`] (they are `unsafe` with that contract), and
+//! `Context` is neither `Send` nor `Sync` and is only lent to the body, so
+//! every call comes from the body's own OS thread; and no two overlap there,
+//! since neither runs any code of the user's, and the only switch inside them
+//! parks the body's green thread, which no other green thread can reach the
+//! `Context` from (their closures are `'static`).
+//!
+//! # The state word, and waking the receiver
+//!
+//! `state` holds `CLOSED`, `WAITING` (the receiver is parked, or about to, and
+//! `waiter` wakes it), `WAKING` (a sender is reading `waiter`) and, above
+//! them, the number of senders in flight. Every sender adds itself before it
+//! looks at `CLOSED` and removes itself after it has linked its node; that
+//! last read-modify-write is also its look at `WAITING`. The receiver sets
+//! `WAITING` with a read-modify-write and then looks at the queue. All of
+//! these are read-modify-writes on one atomic, so they are totally ordered and
+//! no wake is lost: if the sender's removal comes after the receiver's
+//! `WAITING`, the sender sees it and wakes the receiver; if it comes before,
+//! the receiver's read-modify-write reads a value of the release sequence the
+//! sender's removal is in, so (acquire) its node is linked and visible. A
+//! sender still in flight (its node not yet linked, so the queue may look
+//! empty or cut short) will see `WAITING` when it leaves. Likewise the count
+//! makes `close` exact: a send either fails, or counts itself before `CLOSED`
+//! is set, and the receiver reports the port closed only once it has seen
+//! `CLOSED` with no sender in flight and then found the queue empty — so a
+//! send that returned `Ok` is always received, never lost.
+//!
+//! The waiter is read by at most one sender at a time and never while the
+//! receiver writes it: a sender *claims* the wake by turning `WAITING` into
+//! `WAKING` in one compare-and-swap, wakes through a reference and clears
+//! `WAKING`; the receiver writes `waiter` only with neither bit set (and sets
+//! `WAITING` only when `WAKING` is clear), so the two bits are never set
+//! together and one claim excludes every other. The receiver keeps its waiter
+//! from one wait to the next (it is replaced only when another thread
+//! receives), so a wait makes no new `Unparker` and touches no reference
+//! count shared with other cores.
+//!
+//! All of `tail`, the receiver's `head`, `state` and `waiter` share one cache
+//! line on purpose: a message between two Ractors moves that line to the
+//! sender and back once, rather than several lines once each.
 
 use super::error::{Closed, SendError};
 use crate::runtime::waiter::{self, Waiter};
-use std::collections::VecDeque;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use crossbeam_utils::Backoff;
+use std::cell::UnsafeCell;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
+/// The port is closed: sends fail.
+const CLOSED: usize = 1;
+/// The receiver is parked (or about to park) and `waiter` wakes it.
+const WAITING: usize = 2;
+/// A sender has claimed the wake and is reading `waiter`.
+const WAKING: usize = 4;
+/// One sender in flight (the count sits above the flags).
+const SENDER: usize = 8;
+
+struct Node<T> {
+    next: AtomicPtr<Node<T>>,
+    /// Initialised from the send until the receiver moves it out (the stub's
+    /// is not).
+    message: MaybeUninit<T>,
+}
+
+impl<T> Node<T> {
+    fn alloc(message: MaybeUninit<T>) -> *mut Node<T> {
+        Box::into_raw(Box::new(Node {
+            next: AtomicPtr::new(ptr::null_mut()),
+            message,
+        }))
+    }
+}
+
+/// One cache line (see the module docs).
+#[repr(align(64))]
 pub(super) struct Mailbox<T> {
-    state: Mutex<State<T>>,
+    /// The node sent last (the stub when the queue is empty).
+    tail: AtomicPtr<Node<T>>,
+    /// The stub: the receiver's, the one node whose message is taken.
+    head: UnsafeCell<*mut Node<T>>,
+    state: AtomicUsize,
+    /// Wakes the receiver (written by the receiver only; see the module docs).
+    waiter: UnsafeCell<Option<Waiter>>,
+    /// The mailbox owns the messages queued in it.
+    _messages: PhantomData<T>,
 }
 
-struct State<T> {
-    queue: VecDeque<T>,
-    closed: bool,
-    /// The Ractor's thread, while it waits for a message.
-    receiver: Option<Waiter>,
-}
+// SAFETY: `head` and the nodes past it are touched only by the one consumer
+// (see the module docs on why there is one); `tail` and `next` are atomics and
+// a node is freed only when no sender can reach it; `waiter` is written by the
+// consumer only while no sender may read it, and read by one sender at a time
+// (the WAITING/WAKING protocol). So a `Mailbox` is shared as the messages it
+// carries move: from any thread to the consumer's. `Waiter` is `Send + Sync`.
+unsafe impl<T: Send> Send for Mailbox<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Mailbox<T> {}
 
 impl<T> Mailbox<T> {
     pub(super) fn new() -> Mailbox<T> {
+        let stub = Node::alloc(MaybeUninit::uninit());
         Mailbox {
-            state: Mutex::new(State {
-                queue: VecDeque::new(),
-                closed: false,
-                receiver: None,
-            }),
+            tail: AtomicPtr::new(stub),
+            head: UnsafeCell::new(stub),
+            state: AtomicUsize::new(0),
+            waiter: UnsafeCell::new(None),
+            _messages: PhantomData,
         }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State<T>> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Queues `message`, or hands it back if the port is closed.
     pub(super) fn send(&self, message: T) -> Result<(), SendError<T>> {
-        let receiver = {
-            let mut state = self.lock();
-            if state.closed {
-                return Err(SendError(message));
-            }
-            state.queue.push_back(message);
-            state.receiver.take()
-        };
-        if let Some(receiver) = receiver {
-            receiver.wake();
+        let state = self.state.fetch_add(SENDER, Ordering::Acquire);
+        if state & CLOSED != 0 {
+            self.leave();
+            return Err(SendError(message));
         }
+        let node = Node::alloc(MaybeUninit::new(message));
+        // Release: the next sender, which links its node to ours, sees ours
+        // initialised; acquire: ours to the one we displace.
+        let prev = self.tail.swap(node, Ordering::AcqRel);
+        // SAFETY: `prev` is alive: the receiver frees a node only after moving
+        // past it, which needs its `next`, which only this store sets (we are
+        // the one sender that displaced it). Release: the receiver that loads
+        // this pointer sees the message.
+        unsafe { (*prev).next.store(node, Ordering::Release) };
+        self.leave();
         Ok(())
+    }
+
+    /// A sender is done (its node linked, or refused): removes it from the
+    /// count and wakes the receiver if it waits.
+    fn leave(&self) {
+        if self.state.fetch_sub(SENDER, Ordering::AcqRel) & WAITING != 0 {
+            self.wake_receiver();
+        }
+    }
+
+    /// Claims the wake of a waiting receiver and wakes it; does nothing if the
+    /// receiver does not wait or another thread has claimed it.
+    fn wake_receiver(&self) {
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if state & WAITING == 0 {
+                return;
+            }
+            // Acquire: the value read carries the receiver's release of its
+            // WAITING (read-modify-writes continue a release sequence), so the
+            // waiter it wrote before is visible.
+            match self.state.compare_exchange_weak(
+                state,
+                (state & !WAITING) | WAKING,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => state = now,
+            }
+        }
+        // SAFETY: we set WAKING: until we clear it, the receiver does not
+        // write `waiter`, and no other sender can claim (WAITING is clear, and
+        // the receiver sets it again only once WAKING is clear).
+        if let Some(waiter) = unsafe { &*self.waiter.get() } {
+            waiter.wake();
+        }
+        self.state.fetch_and(!WAKING, Ordering::Release);
     }
 
     /// The next message, waiting for one; `Err(Closed)` once the port is closed
     /// and every message sent before has been received.
-    pub(super) fn receive(&self) -> Result<T, Closed> {
+    ///
+    /// # Safety
+    ///
+    /// No other call of `receive`, `try_receive` or `forget_receiver` on this
+    /// mailbox may run at the same time (the single consumer: see the module
+    /// docs).
+    pub(super) unsafe fn receive(&self) -> Result<T, Closed> {
         loop {
-            {
-                let mut state = self.lock();
-                if let Some(message) = state.queue.pop_front() {
-                    return Ok(message);
-                }
-                if state.closed {
-                    return Err(Closed(()));
-                }
-                state.receiver = Some(Waiter::current());
+            // SAFETY (this and the calls below): the caller's.
+            if let Some(message) = unsafe { self.pop() } {
+                return Ok(message);
+            }
+            let state = unsafe { self.register() };
+            if let Some(message) = unsafe { self.pop() } {
+                self.unregister();
+                return Ok(message);
+            }
+            if state & CLOSED != 0 && state < SENDER {
+                // Closed with no sender in flight (seen with acquire): nothing
+                // more can come, and the queue is drained.
+                self.unregister();
+                return Err(Closed(()));
             }
             waiter::wait();
         }
     }
 
     /// The next message if one is there.
-    pub(super) fn try_receive(&self) -> Result<Option<T>, Closed> {
-        let mut state = self.lock();
-        match state.queue.pop_front() {
-            Some(message) => Ok(Some(message)),
-            None if state.closed => Err(Closed(())),
-            None => Ok(None),
+    ///
+    /// # Safety
+    ///
+    /// As for [`Mailbox::receive`].
+    pub(super) unsafe fn try_receive(&self) -> Result<Option<T>, Closed> {
+        // SAFETY (this and the one below): the caller's.
+        if let Some(message) = unsafe { self.pop() } {
+            return Ok(Some(message));
+        }
+        let state = self.state.load(Ordering::Acquire);
+        if state & CLOSED != 0 && state < SENDER {
+            // Every send that succeeded has linked its node (acquire): one more
+            // look settles it.
+            return unsafe { self.pop() }.map(Some).ok_or(Closed(()));
+        }
+        Ok(None)
+    }
+
+    /// Drops the receiver's waiter (when its `Context` goes), so that a
+    /// mailbox that outlives its Ractor keeps no `Unparker` alive.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Mailbox::receive`].
+    pub(super) unsafe fn forget_receiver(&self) {
+        // SAFETY (both): the caller's; `quiesce` made the slot ours.
+        unsafe {
+            self.quiesce();
+            *self.waiter.get() = None;
         }
     }
 
     /// Closes the port: later sends fail; messages already queued can still be
     /// received. Returns whether it was open.
     pub(super) fn close(&self) -> bool {
-        let (was_open, receiver) = {
-            let mut state = self.lock();
-            (
-                !std::mem::replace(&mut state.closed, true),
-                state.receiver.take(),
-            )
-        };
-        if let Some(receiver) = receiver {
-            receiver.wake();
+        let state = self.state.fetch_or(CLOSED, Ordering::AcqRel);
+        if state & WAITING != 0 {
+            self.wake_receiver();
         }
-        was_open
+        state & CLOSED == 0
+    }
+
+    /// Takes the message after the stub, if it is linked.
+    ///
+    /// # Safety
+    ///
+    /// The single consumer only (as for [`Mailbox::receive`]).
+    unsafe fn pop(&self) -> Option<T> {
+        // SAFETY: only the consumer touches `head`, and the stub it points to
+        // is alive (only the consumer frees nodes: below).
+        let stub = unsafe { *self.head.get() };
+        // Acquire: pairs with the sender's release of this link.
+        let next = unsafe { (*stub).next.load(Ordering::Acquire) };
+        if next.is_null() {
+            return None;
+        }
+        // SAFETY: `next` is linked, so its sender initialised its message and
+        // is done with it; it becomes the stub, whose message counts as taken.
+        // The old stub is unreachable now: its sender linked it and left, and
+        // `head` no longer points to it.
+        unsafe {
+            *self.head.get() = next;
+            let message = (*next).message.assume_init_read();
+            drop(Box::from_raw(stub));
+            Some(message)
+        }
+    }
+
+    /// Waits until no sender reads `waiter` and withdraws WAITING: the slot is
+    /// then the consumer's to write until it sets WAITING again. Returns the
+    /// state seen (neither bit set).
+    ///
+    /// # Safety
+    ///
+    /// The single consumer only.
+    unsafe fn quiesce(&self) -> usize {
+        let backoff = Backoff::new();
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            if state & WAKING != 0 {
+                // A sender on another OS thread is between its claim and its
+                // release (a claim on this thread completes before this code
+                // can run again): a few instructions, unless it is preempted.
+                backoff.snooze();
+                state = self.state.load(Ordering::Acquire);
+            } else if state & WAITING != 0 {
+                // Left by a wait that ended without a wake (woken spuriously,
+                // or unwound by a cancellation).
+                match self.state.compare_exchange_weak(
+                    state,
+                    state & !WAITING,
+                    Ordering::Acquire,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => return state & !WAITING,
+                    Err(now) => state = now,
+                }
+            } else {
+                return state;
+            }
+        }
+    }
+
+    /// Records the calling thread as the one to wake and sets WAITING; returns
+    /// the state with WAITING set.
+    ///
+    /// # Safety
+    ///
+    /// The single consumer only.
+    unsafe fn register(&self) -> usize {
+        loop {
+            // SAFETY: the caller's.
+            let state = unsafe { self.quiesce() };
+            // SAFETY: with neither WAITING nor WAKING set no sender reads the
+            // slot, and none can start to before the compare-and-swap below.
+            let slot = unsafe { &mut *self.waiter.get() };
+            if !slot.as_ref().is_some_and(Waiter::is_current) {
+                *slot = Some(Waiter::current());
+            }
+            // Release: the sender that claims the wake sees the slot written;
+            // acquire: see the module docs (no wake is lost).
+            if self
+                .state
+                .compare_exchange(state, state | WAITING, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return state | WAITING;
+            }
+        }
+    }
+
+    /// Withdraws WAITING after a wait that found a message without parking. A
+    /// sender that claimed the wake meanwhile still wakes the receiver: its
+    /// next park then returns at once, and every park site re-checks.
+    fn unregister(&self) {
+        self.state.fetch_and(!WAITING, Ordering::Relaxed);
+    }
+}
+
+impl<T> Drop for Mailbox<T> {
+    fn drop(&mut self) {
+        // SAFETY: `&mut self`: nobody else can reach the mailbox, so this is
+        // its only consumer. The loop drops the messages never received.
+        while unsafe { self.pop() }.is_some() {}
+        // SAFETY: the stub is the last node, and nothing points to it now.
+        drop(unsafe { Box::from_raw(*self.head.get()) });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::thread;
+
+    // These run on plain OS threads (a receiver parks with
+    // `std::thread::park`), so Miri can run them: keep them small.
+
+    #[test]
+    fn messages_arrive_in_order_and_closing_drains_first() {
+        let mailbox = Mailbox::new();
+        for i in 0..5 {
+            mailbox.send(i).unwrap();
+        }
+        assert!(mailbox.close());
+        assert!(!mailbox.close(), "closed once");
+        assert_eq!(mailbox.send(9).unwrap_err().0, 9);
+        // SAFETY: this thread is the only consumer.
+        unsafe {
+            assert_eq!(mailbox.try_receive(), Ok(Some(0)));
+            for i in 1..5 {
+                assert_eq!(mailbox.receive(), Ok(i));
+            }
+            assert_eq!(mailbox.receive(), Err(Closed(())));
+            assert_eq!(mailbox.try_receive(), Err(Closed(())));
+        }
+    }
+
+    #[test]
+    fn messages_never_received_are_dropped_with_the_mailbox() {
+        let counted = Arc::new(());
+        let mailbox = Mailbox::new();
+        for _ in 0..3 {
+            mailbox.send(counted.clone()).unwrap();
+        }
+        // SAFETY: this thread is the only consumer.
+        drop(unsafe { mailbox.receive() });
+        drop(mailbox);
+        assert_eq!(Arc::strong_count(&counted), 1);
+    }
+
+    /// Senders on several threads, one receiver that parks when the queue is
+    /// empty, and a close racing the last sends: every send that returned Ok
+    /// is received once, in each sender's order, and the receiver ends.
+    #[test]
+    fn racing_senders_and_a_close_lose_nothing() {
+        const SENDERS: usize = 3;
+        let each: usize = if cfg!(miri) { 30 } else { 20_000 };
+        let mailbox = Arc::new(Mailbox::new());
+        let senders: Vec<_> = (0..SENDERS)
+            .map(|s| {
+                let mailbox = mailbox.clone();
+                thread::spawn(move || {
+                    let mut sent = 0;
+                    for i in 0..each {
+                        if mailbox.send((s, i)).is_err() {
+                            break;
+                        }
+                        sent += 1;
+                    }
+                    sent
+                })
+            })
+            .collect();
+        let closer = {
+            let mailbox = mailbox.clone();
+            thread::spawn(move || {
+                thread::yield_now();
+                mailbox.close();
+            })
+        };
+        let mut next = [0; SENDERS];
+        // SAFETY: this thread is the only consumer.
+        while let Ok((s, i)) = unsafe { mailbox.receive() } {
+            assert_eq!(i, next[s], "sender {s}'s messages in order");
+            next[s] += 1;
+        }
+        closer.join().unwrap();
+        let sent: Vec<usize> = senders.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_eq!(next.to_vec(), sent, "every accepted message was received");
     }
 }

@@ -84,6 +84,7 @@ use crate::runtime::waiter::{self, Waiter};
 use mailbox::Mailbox;
 use outbox::Outbox;
 use std::fmt;
+use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -105,8 +106,23 @@ struct Ports<In, Out> {
 }
 
 /// What a Ractor's body receives: its own ports.
+///
+/// The body is lent it (`&Context`) for as long as it runs. It is neither
+/// `Send` nor `Sync`: the incoming port has one receiver, the body's own
+/// green thread, which is what lets a message arrive without a lock.
+///
+/// ```compile_fail
+/// // A Context cannot be shared with another thread.
+/// let r = fibra::ractor::Ractor::new(|ctx: &fibra::ractor::Context<u8>| {
+///     std::thread::scope(|s| {
+///         s.spawn(|| ctx.receive());
+///     });
+/// });
+/// ```
 pub struct Context<In, Out = ()> {
     ports: Arc<Ports<In, Out>>,
+    /// Neither `Send` nor `Sync` (see above).
+    _one_receiver: PhantomData<*const ()>,
 }
 
 impl<In, Out, R> Ractor<In, Out, R>
@@ -208,7 +224,10 @@ impl<In, Out> Context<In, Out> {
     /// [`Closed`] once the incoming port is closed and every message sent
     /// before has been received.
     pub fn receive(&self) -> Result<In, Closed> {
-        self.ports.incoming.receive()
+        // SAFETY: the mailbox's single consumer is whoever holds this Context,
+        // which cannot leave the body's OS thread (not `Send` nor `Sync`), and
+        // whose calls there never overlap (see `mailbox`'s module docs).
+        unsafe { self.ports.incoming.receive() }
     }
 
     /// The next message if one has arrived, without waiting.
@@ -217,7 +236,8 @@ impl<In, Out> Context<In, Out> {
     ///
     /// [`Closed`] if the port is closed and drained.
     pub fn try_receive(&self) -> Result<Option<In>, Closed> {
-        self.ports.incoming.try_receive()
+        // SAFETY: as in `receive`.
+        unsafe { self.ports.incoming.try_receive() }
     }
 
     /// Offers `value` to takers and waits until one has taken it (Ruby's
@@ -239,6 +259,13 @@ impl<In, Out> Context<In, Out> {
     /// Closes this Ractor's outgoing port (see [`Ractor::close_outgoing`]).
     pub fn close_outgoing(&self) -> bool {
         self.ports.outgoing.close(TakeError::Closed)
+    }
+}
+
+impl<In, Out> Drop for Context<In, Out> {
+    fn drop(&mut self) {
+        // SAFETY: as in `receive`; this is the Context's last use.
+        unsafe { self.ports.incoming.forget_receiver() };
     }
 }
 
@@ -265,6 +292,7 @@ impl Pool {
         self.place(Box::new(move || {
             let context = Context {
                 ports: ending.ports.clone(),
+                _one_receiver: PhantomData,
             };
             let result = panic::catch_unwind(AssertUnwindSafe(|| body(&context)));
             ending.finish(match result {

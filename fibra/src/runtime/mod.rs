@@ -64,6 +64,7 @@
 mod join;
 pub(crate) mod reactor;
 mod remote;
+mod ring;
 pub(crate) mod scheduler;
 pub(crate) mod task;
 mod timers;

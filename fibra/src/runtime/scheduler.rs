@@ -166,6 +166,12 @@ impl Scheduler {
         self.running.get().is_some()
     }
 
+    /// Whether `unparker` wakes the green thread running now (so that a wait
+    /// site may keep the one it has instead of making another).
+    pub(crate) fn unparks_running(&self, unparker: &Unparker) -> bool {
+        self.running.get() == Some(unparker.task) && Arc::ptr_eq(&unparker.remote, &self.remote)
+    }
+
     pub(crate) fn unparker(&self, task: TaskId) -> Unparker {
         Unparker {
             remote: self.remote.clone(),
