@@ -320,10 +320,19 @@ impl Scheduler {
                 return Ok(());
             }
             self.take_remote_wakes(&mut woken);
-            let timeout = if !self.queue.borrow().is_empty() {
-                Some(Duration::ZERO)
+            if !self.queue.borrow().is_empty() {
+                // Threads are ready: look at sockets without sleeping, and only
+                // if a thread waits on one (an epoll_wait for nothing would be
+                // a system call per turn of a busy loop).
+                if self.reactor.has_waiters() {
+                    self.wait_for_events(Some(Duration::ZERO));
+                }
             } else {
-                let next = self.timers.borrow().next_timeout(Instant::now());
+                let next = if self.timers.borrow().is_empty() {
+                    None
+                } else {
+                    self.timers.borrow().next_timeout(Instant::now())
+                };
                 if next.is_none()
                     && !self.reactor.has_waiters()
                     && self.nobody_else_can_wake(&mut woken)
@@ -334,13 +343,12 @@ impl Scheduler {
                 }
                 // The check above may have moved a wake left by a dropped
                 // Unparker into the run queue: then do not sleep.
-                if self.queue.borrow().is_empty() {
+                self.wait_for_events(if self.queue.borrow().is_empty() {
                     next
                 } else {
                     Some(Duration::ZERO)
-                }
-            };
-            self.wait_for_events(timeout);
+                });
+            }
             self.take_remote_wakes(&mut woken);
             if !self.timers.borrow().is_empty() {
                 self.timers
@@ -356,10 +364,16 @@ impl Scheduler {
     /// cheaper than sleeping and being woken.
     fn wait_for_events(&self, timeout: Option<Duration>) {
         let blocking = timeout != Some(Duration::ZERO);
-        if blocking && !self.reactor.has_waiters() && self.remote.spin(SPIN_BEFORE_SLEEP) {
+        let spin = timeout.map_or(SPIN_BEFORE_SLEEP, |t| t.min(SPIN_BEFORE_SLEEP));
+        if blocking && !self.reactor.has_waiters() && self.remote.spin(spin) {
             return;
         }
         let asleep = blocking && self.remote.prepare_to_sleep();
+        if !asleep && !self.reactor.has_waiters() {
+            // A wake came just before sleeping, and no socket has a waiter:
+            // nothing for epoll to say.
+            return;
+        }
         let timeout = if asleep {
             timeout
         } else {
