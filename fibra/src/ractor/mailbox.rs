@@ -26,8 +26,8 @@
 //! # The state word, and waking the receiver
 //!
 //! `state` holds `CLOSED`, `WAITING` (the receiver is parked, or about to, and
-//! `waiter` wakes it), `WAKING` (a sender is reading `waiter`) and, above
-//! them, the number of senders in flight. Every sender adds itself before it
+//! `waiter` wakes it), the number of `WAKERS` (threads reading `waiter` to
+//! wake the receiver) and, above them, the number of senders in flight. Every sender adds itself before it
 //! looks at `CLOSED` and removes itself after it has linked its node; that
 //! last read-modify-write is also its look at `WAITING`. The receiver sets
 //! `WAITING` with a read-modify-write and then looks at the queue. All of
@@ -43,18 +43,27 @@
 //! `CLOSED` with no sender in flight and then found the queue empty — so a
 //! send that returned `Ok` is always received, never lost.
 //!
-//! The waiter is read by at most one sender at a time and never while the
-//! receiver writes it: a sender *claims* the wake by turning `WAITING` into
-//! `WAKING` in one compare-and-swap, wakes through a reference and clears
-//! `WAKING`; the receiver writes `waiter` only with neither bit set (and sets
-//! `WAITING` only when `WAKING` is clear), so the two bits are never set
-//! together and one claim excludes every other. The receiver keeps its waiter
-//! from one wait to the next (it is replaced only when another thread
-//! receives), so a wait makes no new `Unparker` and touches no reference
-//! count shared with other cores.
+//! The waiter is never read while the receiver writes it: a thread *claims*
+//! the wake by clearing `WAITING` and counting itself among the `WAKERS` in
+//! one compare-and-swap (so one registration is claimed once), wakes through
+//! a reference and leaves the count (release). The receiver keeps its waiter
+//! from one wait to the next, so a wait makes no new `Unparker` and touches
+//! no reference count shared with other cores; it sets `WAITING` again at
+//! once, even while a waker of its last wait is still leaving, since the
+//! waiter that waker reads stays as it is. It writes `waiter` only when a
+//! different thread receives (or its `Context` goes), and then only once it
+//! has seen (acquire) no `WAITING` and no waker: none reads the slot, and
+//! none can start to before `WAITING` is set again.
 //!
-//! All of `tail`, the receiver's `head`, `state` and `waiter` share one cache
-//! line on purpose: a message between two Ractors moves that line to the
+//! Nodes: the receiver keeps the last stub it is done with as a *spare*
+//! that the next sender takes (a swap) instead of allocating, so two Ractors
+//! that talk back and forth allocate nothing per message — with two threads
+//! each allocating what the other frees, the allocator's per-thread caches
+//! fill up on one side and empty on the other, and every message would pay
+//! for the allocator's locked slow path.
+//!
+//! All of `tail`, the receiver's `head`, `state`, `waiter` and `spare` share
+//! one cache line on purpose: a message between two Ractors moves that line to the
 //! sender and back once, rather than several lines once each.
 
 use super::error::{Closed, SendError};
@@ -70,10 +79,12 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 const CLOSED: usize = 1;
 /// The receiver is parked (or about to park) and `waiter` wakes it.
 const WAITING: usize = 2;
-/// A sender has claimed the wake and is reading `waiter`.
-const WAKING: usize = 4;
-/// One sender in flight (the count sits above the flags).
-const SENDER: usize = 8;
+/// One thread that claimed a wake and is reading `waiter` (a count in bits
+/// 2 to 21: one claimer per thread at most, so it cannot overflow).
+const WAKER: usize = 1 << 2;
+const WAKERS: usize = ((1 << 20) - 1) * WAKER;
+/// One sender in flight (a count in the bits above).
+const SENDER: usize = 1 << 22;
 
 struct Node<T> {
     next: AtomicPtr<Node<T>>,
@@ -101,6 +112,9 @@ pub(super) struct Mailbox<T> {
     state: AtomicUsize,
     /// Wakes the receiver (written by the receiver only; see the module docs).
     waiter: UnsafeCell<Option<Waiter>>,
+    /// A node the receiver is done with, for the next sender to reuse (or
+    /// null): two Ractors that talk back and forth allocate nothing.
+    spare: AtomicPtr<Node<T>>,
     /// The mailbox owns the messages queued in it.
     _messages: PhantomData<T>,
 }
@@ -108,8 +122,8 @@ pub(super) struct Mailbox<T> {
 // SAFETY: `head` and the nodes past it are touched only by the one consumer
 // (see the module docs on why there is one); `tail` and `next` are atomics and
 // a node is freed only when no sender can reach it; `waiter` is written by the
-// consumer only while no sender may read it, and read by one sender at a time
-// (the WAITING/WAKING protocol). So a `Mailbox` is shared as the messages it
+// consumer only while no thread may read it, and otherwise only read (the
+// WAITING/WAKERS protocol); the spare node belongs to whoever swapped it out. So a `Mailbox` is shared as the messages it
 // carries move: from any thread to the consumer's. `Waiter` is `Send + Sync`.
 unsafe impl<T: Send> Send for Mailbox<T> {}
 // SAFETY: as above.
@@ -123,6 +137,7 @@ impl<T> Mailbox<T> {
             head: UnsafeCell::new(stub),
             state: AtomicUsize::new(0),
             waiter: UnsafeCell::new(None),
+            spare: AtomicPtr::new(ptr::null_mut()),
             _messages: PhantomData,
         }
     }
@@ -134,7 +149,7 @@ impl<T> Mailbox<T> {
             self.leave();
             return Err(SendError(message));
         }
-        let node = Node::alloc(MaybeUninit::new(message));
+        let node = self.node_for(message);
         // Release: the next sender, which links its node to ours, sees ours
         // initialised; acquire: ours to the one we displace.
         let prev = self.tail.swap(node, Ordering::AcqRel);
@@ -145,6 +160,23 @@ impl<T> Mailbox<T> {
         unsafe { (*prev).next.store(node, Ordering::Release) };
         self.leave();
         Ok(())
+    }
+
+    /// A node holding `message`: the spare one if there is one (acquire: the
+    /// receiver is done with it), else a new one.
+    fn node_for(&self, message: T) -> *mut Node<T> {
+        let spare = self.spare.swap(ptr::null_mut(), Ordering::Acquire);
+        if spare.is_null() {
+            return Node::alloc(MaybeUninit::new(message));
+        }
+        // SAFETY: the swap made the spare node ours alone: the receiver put it
+        // there when it was unreachable from the queue, and no other sender can
+        // take it now.
+        unsafe {
+            (*spare).next = AtomicPtr::new(ptr::null_mut());
+            (*spare).message = MaybeUninit::new(message);
+        }
+        spare
     }
 
     /// A sender is done (its node linked, or refused): removes it from the
@@ -168,7 +200,7 @@ impl<T> Mailbox<T> {
             // waiter it wrote before is visible.
             match self.state.compare_exchange_weak(
                 state,
-                (state & !WAITING) | WAKING,
+                (state & !WAITING) + WAKER,
                 Ordering::Acquire,
                 Ordering::Relaxed,
             ) {
@@ -176,13 +208,14 @@ impl<T> Mailbox<T> {
                 Err(now) => state = now,
             }
         }
-        // SAFETY: we set WAKING: until we clear it, the receiver does not
-        // write `waiter`, and no other sender can claim (WAITING is clear, and
-        // the receiver sets it again only once WAKING is clear).
+        // SAFETY: we count among the wakers: until we leave, the receiver
+        // does not write `waiter` (other wakers may read it too).
         if let Some(waiter) = unsafe { &*self.waiter.get() } {
             waiter.wake();
         }
-        self.state.fetch_and(!WAKING, Ordering::Release);
+        // Release: our read of `waiter` happens before the receiver's next
+        // write of it.
+        self.state.fetch_sub(WAKER, Ordering::Release);
     }
 
     /// The next message, waiting for one; `Err(Closed)` once the port is closed
@@ -275,29 +308,45 @@ impl<T> Mailbox<T> {
         // is done with it; it becomes the stub, whose message counts as taken.
         // The old stub is unreachable now: its sender linked it and left, and
         // `head` no longer points to it.
-        unsafe {
+        let message = unsafe {
             *self.head.get() = next;
-            let message = (*next).message.assume_init_read();
-            drop(Box::from_raw(stub));
-            Some(message)
+            (*next).message.assume_init_read()
+        };
+        self.recycle(stub);
+        Some(message)
+    }
+
+    /// Keeps `node` (unreachable, its message taken) as the spare if there is
+    /// none, else frees it.
+    fn recycle(&self, node: *mut Node<T>) {
+        // Release: a sender that takes it (acquire) sees us done with it.
+        if self
+            .spare
+            .compare_exchange(ptr::null_mut(), node, Ordering::Release, Ordering::Relaxed)
+            .is_err()
+        {
+            // SAFETY: nothing reaches `node` any more (the caller's), and it
+            // did not become the spare.
+            drop(unsafe { Box::from_raw(node) });
         }
     }
 
-    /// Waits until no sender reads `waiter` and withdraws WAITING: the slot is
+    /// Waits until no waker reads `waiter` and withdraws WAITING: the slot is
     /// then the consumer's to write until it sets WAITING again. Returns the
-    /// state seen (neither bit set).
+    /// state seen (no WAITING, no waker).
     ///
     /// # Safety
     ///
     /// The single consumer only.
     unsafe fn quiesce(&self) -> usize {
         let backoff = Backoff::new();
+        // Acquire (here and below): pairs with the release of every waker
+        // that left, so their reads of `waiter` happen before our write.
         let mut state = self.state.load(Ordering::Acquire);
         loop {
-            if state & WAKING != 0 {
-                // A sender on another OS thread is between its claim and its
-                // release (a claim on this thread completes before this code
-                // can run again): a few instructions, unless it is preempted.
+            if state & WAKERS != 0 {
+                // A thread between its claim and its release (a few
+                // instructions, unless the OS preempts it there).
                 backoff.snooze();
                 state = self.state.load(Ordering::Acquire);
             } else if state & WAITING != 0 {
@@ -325,23 +374,35 @@ impl<T> Mailbox<T> {
     ///
     /// The single consumer only.
     unsafe fn register(&self) -> usize {
-        loop {
-            // SAFETY: the caller's.
-            let state = unsafe { self.quiesce() };
-            // SAFETY: with neither WAITING nor WAKING set no sender reads the
-            // slot, and none can start to before the compare-and-swap below.
-            let slot = unsafe { &mut *self.waiter.get() };
-            if !slot.as_ref().is_some_and(Waiter::is_current) {
-                *slot = Some(Waiter::current());
+        // SAFETY: reading the slot races only with other reads (wakers');
+        // only the consumer — us — writes it.
+        let current = unsafe { &*self.waiter.get() }
+            .as_ref()
+            .is_some_and(Waiter::is_current);
+        let mut state = if current {
+            // The usual case: the same thread waits again. Its waiter stays,
+            // so wakers still reading it from the last wait are no obstacle.
+            self.state.load(Ordering::Relaxed)
+        } else {
+            // SAFETY: the caller's; `quiesce` leaves no reader and lets none
+            // start before WAITING is set below.
+            unsafe {
+                let state = self.quiesce();
+                *self.waiter.get() = Some(Waiter::current());
+                state
             }
-            // Release: the sender that claims the wake sees the slot written;
+        };
+        loop {
+            // Release: a waker that claims the wake sees the slot written;
             // acquire: see the module docs (no wake is lost).
-            if self
-                .state
-                .compare_exchange(state, state | WAITING, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                return state | WAITING;
+            match self.state.compare_exchange_weak(
+                state,
+                state | WAITING,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return state | WAITING,
+                Err(now) => state = now,
             }
         }
     }
@@ -359,8 +420,15 @@ impl<T> Drop for Mailbox<T> {
         // SAFETY: `&mut self`: nobody else can reach the mailbox, so this is
         // its only consumer. The loop drops the messages never received.
         while unsafe { self.pop() }.is_some() {}
-        // SAFETY: the stub is the last node, and nothing points to it now.
-        drop(unsafe { Box::from_raw(*self.head.get()) });
+        // SAFETY: the stub is the last node, and the spare (if any) is not in
+        // the queue; nothing points to either now.
+        unsafe {
+            drop(Box::from_raw(*self.head.get()));
+            let spare = *self.spare.get_mut();
+            if !spare.is_null() {
+                drop(Box::from_raw(spare));
+            }
+        }
     }
 }
 
