@@ -238,7 +238,7 @@ fn sleeping_receivers_never_miss_a_wake() {
         .collect();
     // Pauses of 0 to 60 µs, more than the ~20 µs a worker spins.
     let pause = |i: u64, who: u64| {
-        if (i * 7 + who) % 5 == 0 {
+        if (i * 7 + who).is_multiple_of(5) {
             thread::sleep(Duration::from_micros((i * 13 + who * 31) % 60));
         }
     };
@@ -259,7 +259,7 @@ fn sleeping_receivers_never_miss_a_wake() {
             pool.spawn(move |_: &Context<()>| {
                 for i in 0..EACH {
                     receivers.iter().for_each(|r| r.send(i).unwrap());
-                    if (i * 3 + who) % 7 == 0 {
+                    if (i * 3 + who).is_multiple_of(7) {
                         fibra::time::sleep(Duration::from_micros(40));
                     }
                 }
@@ -296,7 +296,7 @@ fn ping_pong_between_workers_survives_sleeps() {
             panic!("pong's first message names ping");
         };
         while let Ok(ToPong::Ball(n)) = ctx.receive() {
-            if n % 97 == 0 {
+            if n.is_multiple_of(97) {
                 fibra::time::sleep(Duration::from_micros(50));
             }
             if ping.send(n + 1).is_err() {
