@@ -10,7 +10,8 @@
 //! message has already been taken. A sender allocates its node, swaps it into
 //! `tail` (one read-modify-write) and links the node it displaced to it (one
 //! store); the receiver follows `next` from its stub, moves the message out of
-//! the next node, which becomes the stub, and frees the old one. A node is
+//! the next node, which becomes the stub, and frees the old one (or
+//! keeps it for the next sender: below). A node is
 //! freed only by the receiver, and only once it has moved past it — which
 //! needs the node's `next`, which only the one sender that displaced it
 //! writes, and then never touches it again.
@@ -62,9 +63,14 @@
 //! fill up on one side and empty on the other, and every message would pay
 //! for the allocator's locked slow path.
 //!
-//! All of `tail`, the receiver's `head`, `state`, `waiter` and `spare` share
-//! one cache line on purpose: a message between two Ractors moves that line to the
-//! sender and back once, rather than several lines once each.
+//! What senders touch — `tail`, `state`, `waiter` and `spare` — shares one
+//! cache line on purpose: a message between two Ractors moves that line to
+//! the sender and back once, rather than several lines once each. The
+//! receiver's `head` has a line of its own, so that taking a message that has
+//! just arrived starts with a load that hits, not with a miss on the line the
+//! sender wrote last; and the stub it is done with goes back as the spare (a
+//! compare-and-swap on the senders' line) only when it next waits, off the
+//! path from a message's arrival to its receipt.
 
 use super::error::{Closed, SendError};
 use crate::runtime::waiter::{self, Waiter};
@@ -102,29 +108,41 @@ impl<T> Node<T> {
     }
 }
 
-/// One cache line (see the module docs).
-#[repr(align(64))]
+/// Two cache lines: what senders touch, then what only the receiver does
+/// (see the module docs).
+#[repr(C, align(64))]
 pub(super) struct Mailbox<T> {
     /// The node sent last (the stub when the queue is empty).
     tail: AtomicPtr<Node<T>>,
-    /// The stub: the receiver's, the one node whose message is taken.
-    head: UnsafeCell<*mut Node<T>>,
     state: AtomicUsize,
-    /// Wakes the receiver (written by the receiver only; see the module docs).
-    waiter: UnsafeCell<Option<Waiter>>,
     /// A node the receiver is done with, for the next sender to reuse (or
     /// null): two Ractors that talk back and forth allocate nothing.
     spare: AtomicPtr<Node<T>>,
+    /// Wakes the receiver (written by the receiver only; see the module docs).
+    waiter: UnsafeCell<Option<Waiter>>,
+    /// The receiver's own line.
+    receiver: ReceiverSide<T>,
     /// The mailbox owns the messages queued in it.
     _messages: PhantomData<T>,
 }
 
-// SAFETY: `head` and the nodes past it are touched only by the one consumer
+/// What only the receiver touches, on a line of its own.
+#[repr(align(64))]
+struct ReceiverSide<T> {
+    /// The stub: the one node whose message is taken.
+    head: UnsafeCell<*mut Node<T>>,
+    /// The stub before it, not yet handed back as the spare (null if none):
+    /// that takes a compare-and-swap on the senders' line, done when the
+    /// receiver next waits rather than before it returns a message.
+    retired: UnsafeCell<*mut Node<T>>,
+}
+
+// SAFETY: `receiver` and the nodes from its `head` on are touched only by the one consumer
 // (see the module docs on why there is one); `tail` and `next` are atomics and
 // a node is freed only when no sender can reach it; `waiter` is written by the
 // consumer only while no thread may read it, and otherwise only read (the
-// WAITING/WAKERS protocol); the spare node belongs to whoever swapped it out. So a `Mailbox` is shared as the messages it
-// carries move: from any thread to the consumer's. `Waiter` is `Send + Sync`.
+// WAITING/WAKERS protocol); the spare node belongs to whoever swapped it
+// out. So a `Mailbox` is shared as the messages it carries move: from any thread to the consumer's. `Waiter` is `Send + Sync`.
 unsafe impl<T: Send> Send for Mailbox<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Sync for Mailbox<T> {}
@@ -134,10 +152,13 @@ impl<T> Mailbox<T> {
         let stub = Node::alloc(MaybeUninit::uninit());
         Mailbox {
             tail: AtomicPtr::new(stub),
-            head: UnsafeCell::new(stub),
             state: AtomicUsize::new(0),
-            waiter: UnsafeCell::new(None),
             spare: AtomicPtr::new(ptr::null_mut()),
+            waiter: UnsafeCell::new(None),
+            receiver: ReceiverSide {
+                head: UnsafeCell::new(stub),
+                retired: UnsafeCell::new(ptr::null_mut()),
+            },
             _messages: PhantomData,
         }
     }
@@ -298,7 +319,7 @@ impl<T> Mailbox<T> {
     unsafe fn pop(&self) -> Option<T> {
         // SAFETY: only the consumer touches `head`, and the stub it points to
         // is alive (only the consumer frees nodes: below).
-        let stub = unsafe { *self.head.get() };
+        let stub = unsafe { *self.receiver.head.get() };
         // Acquire: pairs with the sender's release of this link.
         let next = unsafe { (*stub).next.load(Ordering::Acquire) };
         if next.is_null() {
@@ -306,14 +327,36 @@ impl<T> Mailbox<T> {
         }
         // SAFETY: `next` is linked, so its sender initialised its message and
         // is done with it; it becomes the stub, whose message counts as taken.
-        // The old stub is unreachable now: its sender linked it and left, and
-        // `head` no longer points to it.
-        let message = unsafe {
-            *self.head.get() = next;
-            (*next).message.assume_init_read()
+        // The old stub is unreachable now (its sender linked it and left, and
+        // `head` no longer points to it): it is retired, and the one retired
+        // before it handed back.
+        let (message, older) = unsafe {
+            *self.receiver.head.get() = next;
+            (
+                (*next).message.assume_init_read(),
+                std::mem::replace(&mut *self.receiver.retired.get(), stub),
+            )
         };
-        self.recycle(stub);
+        if !older.is_null() {
+            self.recycle(older);
+        }
         Some(message)
+    }
+
+    /// Hands the retired stub back as the spare (or frees it).
+    ///
+    /// # Safety
+    ///
+    /// The single consumer only.
+    unsafe fn recycle_retired(&self) {
+        // SAFETY: only the consumer touches `retired`.
+        let retired = std::mem::replace(
+            unsafe { &mut *self.receiver.retired.get() },
+            ptr::null_mut(),
+        );
+        if !retired.is_null() {
+            self.recycle(retired);
+        }
     }
 
     /// Keeps `node` (unreachable, its message taken) as the spare if there is
@@ -374,6 +417,8 @@ impl<T> Mailbox<T> {
     ///
     /// The single consumer only.
     unsafe fn register(&self) -> usize {
+        // SAFETY: the caller's.
+        unsafe { self.recycle_retired() };
         // SAFETY: reading the slot races only with other reads (wakers');
         // only the consumer — us — writes it.
         let current = unsafe { &*self.waiter.get() }
@@ -420,13 +465,14 @@ impl<T> Drop for Mailbox<T> {
         // SAFETY: `&mut self`: nobody else can reach the mailbox, so this is
         // its only consumer. The loop drops the messages never received.
         while unsafe { self.pop() }.is_some() {}
-        // SAFETY: the stub is the last node, and the spare (if any) is not in
-        // the queue; nothing points to either now.
+        // SAFETY: the stub is the last node, and the retired and spare nodes
+        // (if any) are not in the queue; nothing points to any of them now.
         unsafe {
-            drop(Box::from_raw(*self.head.get()));
-            let spare = *self.spare.get_mut();
-            if !spare.is_null() {
-                drop(Box::from_raw(spare));
+            drop(Box::from_raw(*self.receiver.head.get()));
+            for node in [*self.receiver.retired.get(), *self.spare.get_mut()] {
+                if !node.is_null() {
+                    drop(Box::from_raw(node));
+                }
             }
         }
     }
