@@ -82,33 +82,38 @@
 //! reply of a chatty peer). It sees the slot, takes the id (a
 //! compare-and-swap on the head, which no other core writes), makes the
 //! thread runnable, and switches to it; `receive` then pops the message (a
-//! load of the stub's `next`, the message, and the old stub handed back as
-//! the spare). No dispatcher or other green thread is on the way: the wake
+//! load of its own `head`, on a line no other core writes, then of the
+//! stub's `next` and the message). No dispatcher or other green thread is on the way: the wake
 //! names the receiver's own green thread. When the receiver waits again it
-//! sets `WAITING` with one compare-and-swap, keeping the `Unparker` it
-//! registered last time (so no reference count changes hands).
+//! hands its used stub back as the spare and sets `WAITING` (two
+//! compare-and-swaps on the senders' line, off the path from a message's
+//! arrival to its receipt), keeping the `Unparker` it registered last time
+//! (so no reference count changes hands).
 //!
 //! | per one-way message | before (Mutex mailbox, locked wake list) | now |
 //! |---|---|---|
 //! | locks taken | 5 (mailbox: send, pop, re-register; wake list: push, take) | 0 |
 //! | atomic read-modify-writes | 14 (2 per lock, the `pending` flag twice, an `Arc` count up and down) | 10 (sender 7 with the wake, receiver 3) and a fence |
 //! | allocations | 0 (a `VecDeque`) | 0 (the spare node) |
-//! | cache lines that cross between the cores | ~6: mailbox lock and state, its buffer, the wake list's lock, its buffer, the `pending` flag, the `Remote`'s reference count | 4: the mailbox's one line, the two nodes (the stub's `next`, the message), the ring slot |
+//! | cache lines that cross between the cores | ~6: mailbox lock and state, its buffer, the wake list's lock, its buffer, the `pending` flag, the `Remote`'s reference count | 4: the mailbox's senders' line, the two nodes (the stub's `next`, the message), the ring slot; of these, 3 lie between the wake and the receipt |
 //! | system calls while both workers are awake | an `epoll_wait(0)` whenever the reply was already queued when the thread parked (the scheduler polled between rounds) | none (it polls between rounds only when a thread waits on a socket) |
 //! | when the receiver's worker slept | eventfd write + epoll return | the same, only then |
 //! | scheduler hops | 1 (the remote list, then the run queue) | 1 (the same, lock-free) |
 //!
-//! `strace -c -f` of 100,000 round trips (`chrt -f 50`, on this shared
-//! 2-core VM): before, 455 `epoll_wait` and 291 eventfd `write`s; now 80 and
-//! 86 — the remaining ones are sleeps when the machine's other load kept a
-//! reply away for more than the spin.
+//! `strace -c -f` of 100,000 round trips (`chrt -f 50`, on a shared 2-core
+//! VM, two runs each): before, 455 and 249 `epoll_wait`s, 291 and 172 eventfd
+//! `write`s; now 80 and 61, 86 and 64 — what remains are sleeps while the
+//! machine's other load kept a reply away for longer than the spin. In the
+//! same runs a round trip took 2.6 and 2.5 µs before, 1.9 and 1.4 µs now
+//! (the machine was busy; compare the ratios in the report, not these).
 //!
 //! What is left above the hardware floor (two threads bouncing one line,
-//! ~70 ns a round trip here) is the four lines: the receiving worker learns of
-//! the message from the ring slot, then fetches the mailbox line, the stub's
-//! `next` and the message one after the other — dependent misses that a
-//! channel whose receiver spins on the slot holding the message (crossbeam)
-//! pays once. The scheduler's own work between them (take the id, resume the
+//! ~70 ns a round trip here) is mostly those lines: the receiving worker
+//! learns of the message from the ring slot, then fetches the stub's `next`
+//! and the message one after the other — dependent misses that a channel
+//! whose receiver spins on the slot holding the message (crossbeam) pays
+//! once; and the sender reads the ring slot before it writes it (two
+//! coherence transactions where a blind write would take one). The scheduler's own work between them (take the id, resume the
 //! green thread) is a few dozen instructions and one context switch of a few
 //! nanoseconds (see `arch/x86_64.rs`).
 //!
