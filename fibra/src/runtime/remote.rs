@@ -183,3 +183,66 @@ impl fmt::Debug for Unparker {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remote() -> (mio::Poll, Remote) {
+        let poll = mio::Poll::new().unwrap();
+        let waker = mio::Waker::new(poll.registry(), mio::Token(0)).unwrap();
+        (poll, Remote::new(waker))
+    }
+
+    fn id(index: usize) -> TaskId {
+        TaskId {
+            index,
+            serial: index as u64 + 1,
+        }
+    }
+
+    /// More wakes than the ring holds between two takes: the rest go to the
+    /// overflow list, and every one is taken.
+    #[test]
+    #[cfg_attr(miri, ignore = "epoll")]
+    fn wakes_beyond_the_ring_overflow_and_none_is_lost() {
+        let (_poll, remote) = remote();
+        let remote = Arc::new(remote);
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let remote = remote.clone();
+                std::thread::spawn(move || (0..100).for_each(|i| remote.push(id(t * 100 + i))))
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        assert!(remote.pending());
+        let mut taken = Vec::new();
+        remote.take(&mut taken);
+        let mut indexes: Vec<usize> = taken.iter().map(|t| t.index).collect();
+        indexes.sort_unstable();
+        assert_eq!(indexes, (0..400).collect::<Vec<_>>());
+        assert!(!remote.pending());
+    }
+
+    /// A runtime about to sleep with a wake pending stays awake; one that
+    /// sleeps is written to, and is not once awake.
+    #[test]
+    #[cfg_attr(miri, ignore = "epoll")]
+    fn a_pending_wake_keeps_the_runtime_awake() {
+        let (mut poll, remote) = remote();
+        remote.push(id(1));
+        assert!(!remote.prepare_to_sleep(), "a wake is pending");
+        let mut taken = Vec::new();
+        remote.take(&mut taken);
+        assert!(remote.prepare_to_sleep());
+        remote.push(id(2));
+        // The push saw `sleeping` and wrote the eventfd: the poll returns.
+        let mut events = mio::Events::with_capacity(4);
+        poll.poll(&mut events, Some(Duration::from_secs(10)))
+            .unwrap();
+        assert!(!events.is_empty());
+        remote.woke_up();
+        remote.take(&mut taken);
+        assert_eq!(taken.len(), 2);
+    }
+}
