@@ -105,7 +105,8 @@
 //! `write`s; now 80 and 61, 86 and 64 — what remains are sleeps while the
 //! machine's other load kept a reply away for longer than the spin. In the
 //! same runs a round trip took 2.6 and 2.5 µs before, 1.9 and 1.4 µs now
-//! (the machine was busy; compare the ratios in the report, not these).
+//! (the machine was busy: quote `fibra-bench`'s ratios to crossbeam and Go
+//! from one quiet run, not these).
 //!
 //! What is left above the hardware floor (two threads bouncing one line,
 //! ~70 ns a round trip here) is mostly those lines: the receiving worker
