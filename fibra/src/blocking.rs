@@ -1,6 +1,7 @@
 //! Running blocking code without blocking the other green threads: a pool of
 //! OS threads takes the work, and only the green thread that asked parks.
 
+use crate::runtime::WaitReason;
 use crate::runtime::{self, scheduler};
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
@@ -60,7 +61,7 @@ where
         if let Some(outcome) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
             return outcome.unwrap_or_else(|payload| panic::resume_unwind(payload));
         }
-        scheduler.park();
+        scheduler.park_on(WaitReason::Blocking);
     }
 }
 

@@ -1,6 +1,7 @@
 //! Timers for green threads: [`sleep`] parks only the calling green thread, and
 //! [`timeout`] bounds how long work may take.
 
+use crate::runtime::WaitReason;
 use crate::runtime::{self, JoinError, scheduler};
 use std::fmt;
 use std::panic;
@@ -96,7 +97,7 @@ where
             return Err(Elapsed(limit));
         }
         scheduler.wake_at(deadline, me);
-        scheduler.park();
+        scheduler.park_on(WaitReason::Timeout { deadline });
     }
     drop(guard);
     match work.join() {

@@ -367,6 +367,12 @@ impl<I, Y, R> Fiber<I, Y, R> {
         Ok(Yielder::<I, Y, R>::new(self.header).suspend(value))
     }
 
+    /// The addresses of the fiber's stack (the guard page excluded).
+    pub(crate) fn stack_range(&self) -> std::ops::Range<usize> {
+        let top = self.stack.top() as usize;
+        top - self.stack.size()..top
+    }
+
     /// Where the fiber is in its life.
     pub fn status(&self) -> Status {
         self.header().state().status()

@@ -6,10 +6,12 @@
 use crate::runtime::reactor::{Direction, IoKey};
 use crate::runtime::scheduler::{self, Scheduler};
 use crate::runtime::task::TaskId;
+use crate::runtime::{SocketDirection, WaitReason};
 use crate::time::deadline_after;
 use mio::event::Source;
 use std::cell::Cell;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -51,7 +53,7 @@ impl Limit {
     }
 }
 
-impl<S: Source> Registration<S> {
+impl<S: Source + AsRawFd> Registration<S> {
     /// Registers `source` with the reactor of the calling thread's runtime.
     ///
     /// # Panics
@@ -148,7 +150,13 @@ impl<S: Source> Registration<S> {
                 registration: self,
                 direction,
             };
-            self.scheduler.park();
+            self.scheduler.park_on(WaitReason::Socket {
+                fd: self.source.as_raw_fd(),
+                direction: match direction {
+                    Direction::Read => SocketDirection::Read,
+                    Direction::Write => SocketDirection::Write,
+                },
+            });
         }
     }
 }

@@ -73,6 +73,7 @@
 //! path from a message's arrival to its receipt.
 
 use super::error::{Closed, SendError};
+use crate::runtime::WaitReason;
 use crate::runtime::waiter::{self, Waiter};
 use crossbeam_utils::Backoff;
 use std::cell::UnsafeCell;
@@ -264,7 +265,7 @@ impl<T> Mailbox<T> {
                 self.unregister();
                 return Err(Closed(()));
             }
-            waiter::wait();
+            waiter::wait(WaitReason::RactorReceive);
         }
     }
 

@@ -4,6 +4,7 @@
 //! anywhere; each value goes to exactly one of them.
 
 use super::error::{Closed, TakeError};
+use crate::runtime::WaitReason;
 use crate::runtime::waiter::{self, Waiter};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -60,14 +61,15 @@ impl<T> Outbox<T> {
                 }
                 state.yielder = Some(Waiter::current());
             }
-            waiter::wait();
+            waiter::wait(WaitReason::RactorYield);
         }
     }
 
     /// Takes the offered value if there is one: `None` if nothing is offered and
-    /// the port is open; registers the caller to be woken at the next offer when
-    /// `register` is set.
-    pub(super) fn try_take(&self, register: bool) -> Option<Result<T, TakeError>> {
+    /// the port is open, after registering `waiter()` to be woken at the next
+    /// offer (or close). Taking is all or nothing, under the lock: a caller
+    /// that gives up after `None` leaves nothing behind but a spurious wake.
+    pub(super) fn try_take(&self, waiter: impl FnOnce() -> Waiter) -> Option<Result<T, TakeError>> {
         let (value, yielder) = {
             let mut state = self.lock();
             match state.offered.take() {
@@ -76,9 +78,7 @@ impl<T> Outbox<T> {
                     if let Some(err) = &state.closed {
                         return Some(Err(err.clone()));
                     }
-                    if register {
-                        state.takers.push(Waiter::current());
-                    }
+                    waiter::register(&mut state.takers, waiter());
                     return None;
                 }
             }
@@ -92,10 +92,10 @@ impl<T> Outbox<T> {
     /// Waits for a value and takes it.
     pub(super) fn take(&self) -> Result<T, TakeError> {
         loop {
-            if let Some(outcome) = self.try_take(true) {
+            if let Some(outcome) = self.try_take(Waiter::current) {
                 return outcome;
             }
-            waiter::wait();
+            waiter::wait(WaitReason::RactorTake);
         }
     }
 

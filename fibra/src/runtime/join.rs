@@ -1,8 +1,9 @@
 //! Spawning green threads and waiting for them (Ruby's `Thread.new`,
 //! `Thread#join` and `Thread#value`).
 
-use super::scheduler::{self, Cancelled};
-use super::task::TaskId;
+use super::scheduler::{self, Cancelled, Scheduler};
+use super::task::{Options, TaskId};
+use super::wait::WaitReason;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -37,36 +38,63 @@ where
     F: FnOnce() -> T + 'static,
     T: 'static,
 {
-    let scheduler = scheduler::current();
+    spawn_with(&scheduler::current(), f, None)
+}
+
+/// [`spawn`] on `scheduler`, with what a [`ThreadBuilder`](super::ThreadBuilder)
+/// was told.
+pub(super) fn spawn_with<F, T>(
+    scheduler: &Scheduler,
+    f: F,
+    options: Option<Box<Options>>,
+) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + 'static,
+    T: 'static,
+{
+    let name = options.as_ref().and_then(|o| o.name.clone());
     let slot = Rc::new(Slot {
         outcome: RefCell::new(None),
         joiner: Cell::new(None),
     });
     let done = slot.clone();
-    let task = scheduler.spawn(Box::new(move |started: io::Result<()>| {
-        let outcome = match started {
-            Ok(()) => panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
-                if payload.is::<Cancelled>() {
-                    JoinError::Cancelled
-                } else {
-                    JoinError::Panicked(payload)
+    let task = scheduler.spawn(
+        Box::new(move |started: io::Result<()>| {
+            let outcome = match started {
+                Ok(()) => panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+                    if payload.is::<Cancelled>() {
+                        JoinError::Cancelled
+                    } else {
+                        // The panic hook named the OS thread; say which green
+                        // thread it was when it has a name to tell.
+                        if let Some(name) = &name {
+                            eprintln!("fibra: the panic above was in green thread '{name}'");
+                        }
+                        JoinError::Panicked(payload)
+                    }
+                }),
+                Err(err) => {
+                    let why = match &name {
+                        Some(name) => {
+                            format!("fibra: green thread '{name}' could not start: {err}")
+                        }
+                        None => format!("fibra: the green thread could not start: {err}"),
+                    };
+                    // As a panic in a thread nobody joins is still printed, so is
+                    // this failure when no handle is left to report it.
+                    if Rc::strong_count(&done) == 1 {
+                        eprintln!("{why}");
+                    }
+                    Err(JoinError::Panicked(Box::new(why)))
                 }
-            }),
-            Err(err) => {
-                let why = format!("fibra: the green thread could not start: {err}");
-                // As a panic in a thread nobody joins is still printed, so is
-                // this failure when no handle is left to report it.
-                if Rc::strong_count(&done) == 1 {
-                    eprintln!("{why}");
-                }
-                Err(JoinError::Panicked(Box::new(why)))
+            };
+            *done.outcome.borrow_mut() = Some(outcome);
+            if let Some(joiner) = done.joiner.take() {
+                scheduler::current().wake(joiner);
             }
-        };
-        *done.outcome.borrow_mut() = Some(outcome);
-        if let Some(joiner) = done.joiner.take() {
-            scheduler::current().wake(joiner);
-        }
-    }));
+        }),
+        options,
+    );
     JoinHandle { task, slot }
 }
 
@@ -98,7 +126,9 @@ impl<T> JoinHandle<T> {
                 return outcome;
             }
             self.slot.joiner.set(Some(scheduler.running()));
-            scheduler.park();
+            scheduler.park_on(WaitReason::Join {
+                thread: self.task.serial,
+            });
         }
     }
 

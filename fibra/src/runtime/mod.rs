@@ -38,6 +38,27 @@
 //! anything else that blocks through [`blocking`](crate::blocking), which hands
 //! it to a pool of OS threads and parks only the caller.
 //!
+//! # Stalls
+//!
+//! Such a call is easy to miss, so fibra watches for it: when a green thread
+//! runs for longer than a threshold without parking or yielding, one line on
+//! stderr names it, and one more says when it gave its OS thread back:
+//!
+//! ```text
+//! fibra: green thread 'importer' (#4) on OS thread 'main' has run for 104 ms without parking or yielding; the other green threads of its runtime cannot run meanwhile (a blocking call? use fibra::blocking)
+//! fibra: green thread 'importer' (#4) on OS thread 'main' parked or yielded after 301 ms
+//! ```
+//!
+//! The thread is named by its [`ThreadBuilder::name`], else by its
+//! [`Thread::id`]. The detector is on in debug builds (100 ms) and off in
+//! release builds; [`Builder::stall_threshold`] or the environment variable
+//! `FIBRA_STALL_MS` (milliseconds, `0` for off) set it in any build. It costs
+//! the switch between green threads no clock read: one watchdog OS thread per
+//! process samples a switch counter that each runtime keeps, every half
+//! threshold, so a stall is seen between one and one and a half thresholds
+//! after it began, and the durations are lower bounds (by up to half a
+//! threshold). Ractor workers are runtimes too, and are watched the same way.
+//!
 //! # The end of a runtime
 //!
 //! [`run`] returns when its first green thread returns (as a Ruby program ends
@@ -58,27 +79,43 @@
 //! | `Thread.pass` | [`yield_now`] |
 //! | `sleep(s)` | [`time::sleep`](crate::time::sleep) |
 //! | `Thread.current` | [`current`] |
+//! | `Thread.new { … }.name = "x"`, `thread.name` | [`ThreadBuilder::name`], [`Thread::name`] |
 //! | `Thread.stop`, `thread.wakeup` | [`park`], [`Unparker::unpark`] |
 //! | `Timeout.timeout(s) { … }` | [`time::timeout`](crate::time::timeout) |
 
+mod dump;
+mod dump_signal;
 mod join;
 pub(crate) mod reactor;
+mod registry;
 mod remote;
 mod ring;
 pub(crate) mod scheduler;
+mod stack_trace;
+mod stall;
 pub(crate) mod task;
+mod thread_builder;
 mod timers;
+mod wait;
 pub(crate) mod waiter;
 
+pub use dump::{
+    ANSWER_WITHIN, Dump, Frame, RuntimeDump, RuntimeState, ThreadDump, ThreadState, dump,
+};
+pub use dump_signal::dump_on_signal;
 pub use join::{JoinError, JoinHandle, spawn};
 pub use remote::Unparker;
 pub use scheduler::Cancelled;
+pub use thread_builder::ThreadBuilder;
+pub use wait::{SocketDirection, WaitReason};
 
 use crate::fiber::DEFAULT_STACK_SIZE;
 use scheduler::{Installed, Scheduler};
 use std::fmt;
 use std::panic;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Starts a runtime on this OS thread, runs `f` as its first green thread, and
 /// returns what `f` returns once it has (see the [module docs](self) for what
@@ -106,6 +143,8 @@ where
 #[derive(Debug, Clone)]
 pub struct Builder {
     stack_size: usize,
+    /// `None`: not set here (the environment or the default decides).
+    stall_threshold: Option<Option<Duration>>,
 }
 
 impl Default for Builder {
@@ -115,10 +154,32 @@ impl Default for Builder {
 }
 
 impl Builder {
+    /// A builder with the default settings.
     pub fn new() -> Builder {
         Builder {
             stack_size: DEFAULT_STACK_SIZE,
+            stall_threshold: None,
         }
+    }
+
+    /// How long a green thread may run without parking or yielding before
+    /// fibra says so on stderr; `None` turns the stall detector off for this
+    /// runtime. See [Stalls](self#stalls) for the lines it writes.
+    ///
+    /// Without this call, the environment variable `FIBRA_STALL_MS` decides
+    /// (milliseconds; `0` is off), and without it the build: 100 ms in a debug
+    /// build, off in a release build.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// fibra::runtime::Builder::new()
+    ///     .stall_threshold(Some(Duration::from_millis(20)))
+    ///     .run(|| std::thread::sleep(Duration::from_millis(50))); // says so on stderr
+    /// ```
+    pub fn stall_threshold(mut self, threshold: Option<Duration>) -> Builder {
+        self.stall_threshold = Some(threshold);
+        self
     }
 
     /// The stack size of every green thread of this runtime (see
@@ -135,7 +196,7 @@ impl Builder {
         T: 'static,
     {
         let scheduler = Rc::new(
-            Scheduler::new(self.stack_size)
+            Scheduler::new(self.stack_size, stall::threshold(self.stall_threshold))
                 .unwrap_or_else(|err| panic!("fibra: cannot start a runtime: {err}")),
         );
         let _installed = Installed::new(scheduler.clone());
@@ -168,7 +229,7 @@ pub fn yield_now() {
 /// [`std::thread::park`], it may also return spuriously: park in a loop that
 /// checks what you wait for.
 pub fn park() {
-    scheduler::current().park();
+    scheduler::current().park_on(WaitReason::Park);
 }
 
 /// The green thread that calls it.
@@ -178,8 +239,10 @@ pub fn park() {
 /// Outside a green thread.
 pub fn current() -> Thread {
     let scheduler = scheduler::current();
+    let id = scheduler.running();
     Thread {
-        id: scheduler.running(),
+        id,
+        name: scheduler.name(id),
         scheduler,
     }
 }
@@ -188,10 +251,17 @@ pub fn current() -> Thread {
 #[derive(Clone)]
 pub struct Thread {
     id: task::TaskId,
+    name: Option<Arc<str>>,
     scheduler: Rc<Scheduler>,
 }
 
 impl Thread {
+    /// The name the thread was spawned with through a [`ThreadBuilder`]
+    /// (Ruby's `Thread#name`); `None` for a thread spawned plainly.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
     /// A number that names this thread among all its runtime's threads, for
     /// the life of the runtime.
     pub fn id(&self) -> u64 {
@@ -208,6 +278,7 @@ impl fmt::Debug for Thread {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Thread")
             .field("id", &self.id.serial)
+            .field("name", &self.name())
             .finish()
     }
 }

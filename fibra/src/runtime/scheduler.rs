@@ -18,10 +18,15 @@
 //! are leaked (no destructor runs), as [`std::mem::forget`] would. Its
 //! [`JoinHandle::join`](super::JoinHandle::join) returns `Cancelled` all the same.
 
+use super::dump::{RawThread, Section, ThreadState};
 use super::reactor::Reactor;
+use super::registry::Monitor;
 use super::remote::{Remote, Unparker};
-use super::task::{Body, Cancel, Code, State, Task, TaskId};
+use super::stack_trace;
+use super::stall;
+use super::task::{Body, Cancel, Code, Options, State, Task, TaskId};
 use super::timers::Timers;
+use super::wait::WaitReason;
 use crate::Fiber;
 use crate::fiber::Step;
 use crate::stack::Stack;
@@ -32,6 +37,7 @@ use std::io;
 use std::panic;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 /// How long an idle runtime spins for a wake from another OS thread before it
@@ -90,6 +96,23 @@ pub(crate) fn current() -> Rc<Scheduler> {
     )
 }
 
+/// Wakes `unparker`'s green thread directly if it belongs to the runtime running
+/// on this OS thread — straight into the run queue, without the remote queue's
+/// lock or a wake of the poller — and returns whether it did. `false` means the
+/// thread is another runtime's (or none runs here, or this OS thread is
+/// ending and its thread-locals are gone): unpark it remotely.
+pub(crate) fn wake_if_local(unparker: &Unparker) -> bool {
+    CURRENT
+        .try_with(|c| match &*c.borrow() {
+            Some(scheduler) if Arc::ptr_eq(&scheduler.remote, &unparker.remote) => {
+                scheduler.wake(unparker.task);
+                true
+            }
+            _ => false,
+        })
+        .unwrap_or(false)
+}
+
 /// Makes `scheduler` this thread's current one until the guard is dropped.
 pub(super) struct Installed(());
 
@@ -123,18 +146,38 @@ pub(crate) struct Scheduler {
     remote: Arc<Remote>,
     next_serial: Cell<u64>,
     stack_size: usize,
+    /// This runtime as other OS threads see it (the stall detector, dumps).
+    monitor: Arc<Monitor>,
+    /// The switches into green threads made so far (see `Monitor::switches`).
+    switches: Cell<u64>,
+    /// The time at the end of the last round of threads: what a thread that
+    /// parks records as when it parked, without a clock read of its own.
+    clock: Cell<Instant>,
+    /// Set while a dump resumes parked threads to trace them (see
+    /// `stack_trace`); what they capture goes into `trace`.
+    tracing: Cell<bool>,
+    trace: RefCell<Vec<usize>>,
 }
 
 impl Scheduler {
-    pub(super) fn new(stack_size: usize) -> io::Result<Scheduler> {
+    pub(super) fn new(
+        stack_size: usize,
+        stall_threshold: Option<Duration>,
+    ) -> io::Result<Scheduler> {
         let (reactor, waker) = Reactor::new()?;
+        let remote = Arc::new(Remote::new(waker));
         Ok(Scheduler {
+            monitor: Monitor::register(stall_threshold, Arc::downgrade(&remote)),
+            switches: Cell::new(0),
+            clock: Cell::new(Instant::now()),
+            tracing: Cell::new(false),
+            trace: RefCell::new(Vec::new()),
             tasks: RefCell::new(Slab::new()),
             queue: RefCell::new(VecDeque::new()),
             running: Cell::new(None),
             timers: RefCell::new(Timers::default()),
             reactor,
-            remote: Arc::new(Remote::new(waker)),
+            remote,
             next_serial: Cell::new(0),
             stack_size,
         })
@@ -142,15 +185,23 @@ impl Scheduler {
 
     /// Makes a green thread that will run `body`, ready to run (its stack is
     /// taken when it first runs: see [`Code`]).
-    pub(crate) fn spawn(&self, body: Body) -> TaskId {
+    pub(crate) fn spawn(&self, body: Body, mut options: Option<Box<Options>>) -> TaskId {
         let serial = self.next_serial.get() + 1;
         self.next_serial.set(serial);
+        if let Some(options) = &mut options
+            && let Some(name) = &options.name
+        {
+            options.listed = Some(self.monitor.list_name(serial, name.clone()));
+        }
         let index = self.tasks.borrow_mut().insert(Task {
             serial,
             code: Code::Unstarted(body),
+            options,
             state: State::Runnable,
             notified: false,
             cancel: Cancel::No,
+            wait: WaitReason::Park,
+            since: self.clock.get(),
         });
         let id = TaskId { index, serial };
         self.queue.borrow_mut().push_back(id);
@@ -177,6 +228,15 @@ impl Scheduler {
     /// site may keep the one it has instead of making another).
     pub(crate) fn unparks_running(&self, unparker: &Unparker) -> bool {
         self.running.get() == Some(unparker.task) && Arc::ptr_eq(&unparker.remote, &self.remote)
+    }
+
+    /// The name `task` was spawned with, if any (and if it is still alive).
+    pub(crate) fn name(&self, task: TaskId) -> Option<Arc<str>> {
+        self.tasks
+            .borrow()
+            .get(task.index)
+            .filter(|t| t.serial == task.serial)
+            .and_then(|t| t.options.as_ref()?.name.clone())
     }
 
     pub(crate) fn unparker(&self, task: TaskId) -> Unparker {
@@ -208,23 +268,26 @@ impl Scheduler {
         }
     }
 
-    /// Parks the running green thread until it is woken.
+    /// Parks the running green thread until it is woken; `wait` says what it
+    /// waits for, for dumps (a single store: it costs the park nothing more).
     ///
     /// # Panics
     ///
     /// Unwinds with [`Cancelled`] if the thread is cancelled; panics if called
     /// from a fiber that the green thread resumed (it cannot suspend the thread
     /// from another stack).
-    pub(crate) fn park(&self) {
-        self.suspend_running(State::Parked);
+    pub(crate) fn park_on(&self, wait: WaitReason) {
+        self.suspend_running(State::Parked, wait);
     }
 
     /// Puts the running green thread at the back of the run queue.
     pub(crate) fn yield_now(&self) {
-        self.suspend_running(State::Runnable);
+        self.suspend_running(State::Runnable, WaitReason::Park);
     }
 
-    fn suspend_running(&self, state: State) {
+    /// Suspends the running thread in `state`; `wait` is recorded for a park
+    /// (and unused for a yield).
+    fn suspend_running(&self, state: State, wait: WaitReason) {
         let task = self.running();
         let fiber = {
             let mut tasks = self.tasks.borrow_mut();
@@ -237,6 +300,8 @@ impl Scheduler {
                 return;
             }
             entry.state = state;
+            entry.wait = wait;
+            entry.since = self.clock.get();
             if state == State::Runnable {
                 self.queue.borrow_mut().push_back(task);
             }
@@ -248,6 +313,13 @@ impl Scheduler {
                 "fibra: a green thread can only block (park, sleep, IO, join, ...) on its own stack, \
                  not from inside a fiber it resumed"
             );
+        }
+        // Resumed by a dump to say where it waits, not woken: trace this
+        // stack, from here, and suspend again.
+        while self.tracing.get() {
+            stack_trace::capture(fiber.stack_range(), &mut self.trace.borrow_mut());
+            // Cannot fail: it did just above, on this same stack.
+            let _ = fiber.suspend(());
         }
         drop(fiber);
         if self.tasks.borrow()[task.index].cancel == Cancel::Requested {
@@ -266,7 +338,7 @@ impl Scheduler {
         let task = self.running();
         while Instant::now() < deadline {
             self.timers.borrow_mut().insert(deadline, task);
-            self.park();
+            self.park_on(WaitReason::Sleep { deadline });
         }
     }
 
@@ -323,23 +395,19 @@ impl Scheduler {
                 };
                 self.run_task(task);
             }
+            self.monitor.in_loop();
+            let now = Instant::now();
+            self.clock.set(now);
             if finished() {
                 return Ok(());
             }
             self.take_remote_wakes(&mut woken);
-            if !self.queue.borrow().is_empty() {
-                // Threads are ready: look at sockets without sleeping, and only
-                // if a thread waits on one (an epoll_wait for nothing would be
-                // a system call per turn of a busy loop).
-                if self.reactor.has_waiters() {
-                    self.wait_for_events(Some(Duration::ZERO));
-                }
+            let timeout = if !self.queue.borrow().is_empty() {
+                // Threads are ready: only a look at the sockets (which
+                // `wait_for_events` skips when no thread waits on one).
+                Some(Duration::ZERO)
             } else {
-                let next = if self.timers.borrow().is_empty() {
-                    None
-                } else {
-                    self.timers.borrow().next_timeout(Instant::now())
-                };
+                let next = self.timers.borrow().next_timeout(now);
                 if next.is_none()
                     && !self.reactor.has_waiters()
                     && self.nobody_else_can_wake(&mut woken)
@@ -350,17 +418,23 @@ impl Scheduler {
                 }
                 // The check above may have moved a wake left by a dropped
                 // Unparker into the run queue: then do not sleep.
-                self.wait_for_events(if self.queue.borrow().is_empty() {
+                if self.queue.borrow().is_empty() {
                     next
                 } else {
                     Some(Duration::ZERO)
-                });
+                }
+            };
+            // A dump asked since the last time round is answered before the
+            // runtime sleeps: its wake may already have been taken above.
+            if self.monitor.dump_asked() {
+                self.answer_dumps();
             }
+            self.wait_for_events(timeout);
             self.take_remote_wakes(&mut woken);
             if !self.timers.borrow().is_empty() {
-                self.timers
-                    .borrow_mut()
-                    .expire(Instant::now(), |task| self.wake(task));
+                let now = Instant::now();
+                self.clock.set(now);
+                self.timers.borrow_mut().expire(now, |task| self.wake(task));
             }
         }
     }
@@ -368,7 +442,9 @@ impl Scheduler {
     /// Polls the reactor for ready sockets, sleeping up to `timeout` if it is
     /// not zero. A runtime with no socket to wait for first spins a little for
     /// a wake from another OS thread (a message between Ractors), which is far
-    /// cheaper than sleeping and being woken.
+    /// cheaper than sleeping and being woken; and it makes no `epoll_wait`
+    /// that cannot sleep (an `epoll_wait` for nothing would be a system call
+    /// per turn of a busy loop).
     fn wait_for_events(&self, timeout: Option<Duration>) {
         let blocking = timeout != Some(Duration::ZERO);
         let spin = timeout.map_or(SPIN_BEFORE_SLEEP, |t| t.min(SPIN_BEFORE_SLEEP));
@@ -377,8 +453,8 @@ impl Scheduler {
         }
         let asleep = blocking && self.remote.prepare_to_sleep();
         if !asleep && !self.reactor.has_waiters() {
-            // A wake came just before sleeping, and no socket has a waiter:
-            // nothing for epoll to say.
+            // Not sleeping (threads are ready, or a wake came just before),
+            // and no thread waits on a socket: nothing for epoll to say.
             return;
         }
         let timeout = if asleep {
@@ -432,7 +508,12 @@ impl Scheduler {
                     // A closure that captures nothing takes no allocation to
                     // box: this placeholder is free.
                     let body = std::mem::replace(body, Box::new(|_| {}));
-                    match Stack::new(self.stack_size) {
+                    let size = entry
+                        .options
+                        .as_ref()
+                        .and_then(|o| o.stack_size)
+                        .unwrap_or(self.stack_size);
+                    match Stack::new(size) {
                         Ok(stack) => {
                             let fiber = Fiber::on_stack(stack, move |_, ()| body(Ok(())));
                             let fiber = Rc::new(fiber);
@@ -450,8 +531,14 @@ impl Scheduler {
             }
         };
         self.running.set(Some(task));
+        let switches = self.switches.get() + 1;
+        self.switches.set(switches);
+        self.monitor.switched_into(switches, task.serial);
         let step = fiber.resume(());
         self.running.set(None);
+        if self.monitor.stalled.load(Relaxed) {
+            stall::ended(&self.monitor);
+        }
         match step {
             // Parked or yielded: `suspend_running` recorded which.
             Ok(Step::Yield(())) => {}
@@ -503,6 +590,94 @@ impl Scheduler {
                 serial: t.serial,
             })
             .collect()
+    }
+}
+
+impl Scheduler {
+    /// Whether `monitor` is this runtime's.
+    pub(super) fn is_monitored_by(&self, monitor: &Arc<Monitor>) -> bool {
+        Arc::ptr_eq(&self.monitor, monitor)
+    }
+
+    /// Answers the dumps other OS threads asked this runtime for, now that no
+    /// green thread runs.
+    #[cold]
+    fn answer_dumps(&self) {
+        let requests = self.monitor.take_dump_requests();
+        if requests.is_empty() {
+            return;
+        }
+        let section = Arc::new(self.section());
+        requests.into_iter().for_each(|r| r.answer(section.clone()));
+    }
+
+    /// This runtime's green threads, for a dump: what each is doing and,
+    /// for those suspended, where. Runs on the runtime's own OS thread, from
+    /// its loop or from one of its green threads (which then shows as the
+    /// running one): each suspended thread is resumed for an instant to
+    /// trace its own stack (see `stack_trace`).
+    pub(super) fn section(&self) -> Section {
+        let now = Instant::now();
+        let running = self.running.get();
+        let threads: Vec<_> = self
+            .tasks
+            .borrow()
+            .iter()
+            .map(|(index, task)| {
+                let id = TaskId {
+                    index,
+                    serial: task.serial,
+                };
+                let state = match (&task.code, task.state) {
+                    (Code::Unstarted(_), _) => ThreadState::NotStarted,
+                    (_, State::Running) => ThreadState::Running,
+                    (_, State::Runnable) => ThreadState::Ready,
+                    (_, State::Parked) => ThreadState::Parked {
+                        reason: task.wait,
+                        waited: now.saturating_duration_since(task.since),
+                    },
+                };
+                let fiber = match &task.code {
+                    Code::Started(fiber) => Some(fiber.clone()),
+                    Code::Unstarted(_) => None,
+                };
+                let name = task.options.as_ref().and_then(|o| o.name.clone());
+                (id, name, state, fiber)
+            })
+            .collect();
+        let threads = threads
+            .into_iter()
+            .map(|(id, name, state, fiber)| {
+                let mut stack = Vec::new();
+                match fiber {
+                    Some(fiber) if Some(id) == running => {
+                        stack_trace::capture(fiber.stack_range(), &mut stack);
+                    }
+                    Some(fiber) if state != ThreadState::Running => {
+                        self.tracing.set(true);
+                        let traced = fiber.resume(());
+                        self.tracing.set(false);
+                        if traced.is_ok() {
+                            stack = std::mem::take(&mut *self.trace.borrow_mut());
+                        }
+                    }
+                    _ => {}
+                }
+                RawThread {
+                    id: id.serial,
+                    name,
+                    state,
+                    stack,
+                }
+            })
+            .collect();
+        Section { threads }
+    }
+}
+
+impl Drop for Scheduler {
+    fn drop(&mut self) {
+        self.monitor.ended();
     }
 }
 

@@ -1,10 +1,14 @@
 //! A green thread as the scheduler sees it: its fiber, where it is in its life,
 //! and whether a wake-up arrived while it was running.
 
+use super::registry::Listed;
+use super::wait::WaitReason;
 use crate::Fiber;
 use std::fmt;
 use std::io;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
 
 /// Names a green thread of one runtime. The serial number makes an id that
 /// outlives its thread harmless: the slot may be reused, the serial is not.
@@ -12,6 +16,15 @@ use std::rc::Rc;
 pub(crate) struct TaskId {
     pub(super) index: usize,
     pub(super) serial: u64,
+}
+
+impl TaskId {
+    /// An id that names no thread (serials start at 1): waking it wakes only
+    /// the runtime's loop.
+    pub(super) const NOBODY: TaskId = TaskId {
+        index: usize::MAX,
+        serial: 0,
+    };
 }
 
 impl fmt::Debug for TaskId {
@@ -58,15 +71,33 @@ impl Code {
     }
 }
 
+/// What a thread spawned through a [`ThreadBuilder`](super::ThreadBuilder)
+/// was given. Boxed in its task, so a thread spawned plainly carries a null
+/// pointer and allocates nothing for it.
+#[derive(Debug, Default)]
+pub(crate) struct Options {
+    /// Shared with the stall detector's watchdog, which names the thread from
+    /// another OS thread.
+    pub(crate) name: Option<Arc<str>>,
+    pub(crate) stack_size: Option<usize>,
+    /// Keeps the name listed for the stall detector while the thread lives.
+    pub(super) listed: Option<Listed>,
+}
+
 pub(super) struct Task {
     pub(super) serial: u64,
     pub(super) code: Code,
+    pub(super) options: Option<Box<Options>>,
     pub(super) state: State,
     /// A wake-up that came while the thread was running: its next park returns
     /// at once instead of sleeping through it.
     pub(super) notified: bool,
     /// Whether the thread was cancelled, and whether it has been told.
     pub(super) cancel: Cancel,
+    /// What it waits for, while parked (for dumps).
+    pub(super) wait: WaitReason,
+    /// When it last parked or yielded (the runtime's clock of that round).
+    pub(super) since: Instant,
 }
 
 /// A green thread's cancellation. It is delivered once: the [`Cancelled`]

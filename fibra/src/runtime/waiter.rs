@@ -2,16 +2,20 @@
 //! thread alike. Ractor mailboxes are filled and emptied by threads of
 //! different workers (and by threads outside any runtime, such as `main`), so
 //! whoever waits must be wakeable from anywhere: a green thread through its
-//! [`Unparker`], an OS thread through `std::thread::Thread::unpark`.
+//! [`Unparker`], an OS thread through `std::thread::Thread::unpark`, and a
+//! task of any async executor (awaiting a Ractor) through its [`Waker`].
 
 use super::remote::Unparker;
 use super::scheduler;
+use super::wait::WaitReason;
+use std::task::Waker;
 
-/// Wakes one waiting thread, green or not. `Send` and `Sync`.
+/// Wakes one waiting thread, green or not, or an async task. `Send` and `Sync`.
 #[derive(Clone, Debug)]
 pub(crate) enum Waiter {
     Green(Unparker),
     Os(std::thread::Thread),
+    Task(Waker),
 }
 
 impl Waiter {
@@ -43,15 +47,30 @@ impl Waiter {
         match self {
             Waiter::Green(unparker) => unparker.unpark(),
             Waiter::Os(thread) => thread.unpark(),
+            Waiter::Task(waker) => waker.wake_by_ref(),
         }
     }
 }
 
+/// Adds `waiter` to `waiters`, unless it is a task's waker that one already
+/// there would wake: a future polled again before it was woken (in a
+/// `select!` loop, say) then stays one entry, not one per poll.
+pub(crate) fn register(waiters: &mut Vec<Waiter>, waiter: Waiter) {
+    if let Waiter::Task(waker) = &waiter {
+        let known = |w: &Waiter| matches!(w, Waiter::Task(other) if other.will_wake(waker));
+        if waiters.iter().any(known) {
+            return;
+        }
+    }
+    waiters.push(waiter);
+}
+
 /// Blocks the calling thread until a [`Waiter`] for it wakes it, or
-/// spuriously: parks the running green thread, or else the OS thread.
-pub(crate) fn wait() {
+/// spuriously: parks the running green thread (waiting for `reason`, as a
+/// dump shows it), or else the OS thread.
+pub(crate) fn wait(reason: WaitReason) {
     match scheduler::try_current() {
-        Some(scheduler) if scheduler.is_running_a_thread() => scheduler.park(),
+        Some(scheduler) if scheduler.is_running_a_thread() => scheduler.park_on(reason),
         _ => std::thread::park(),
     }
 }

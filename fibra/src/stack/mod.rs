@@ -99,6 +99,21 @@ impl Drop for Stack {
     }
 }
 
+/// Checks ahead of time that a stack of `size` bytes, with its guard page, is
+/// expressible (for a green thread whose stack is taken only when it first
+/// runs); the kernel may still refuse the memory then.
+///
+/// # Errors
+///
+/// [`too_large`] if it is not.
+pub(crate) fn check_size(size: usize) -> io::Result<()> {
+    round_to_pages(size.max(MIN_STACK_SIZE))
+        .and_then(|s| s.checked_add(page_size()))
+        .filter(|&s| s <= isize::MAX as usize)
+        .map(drop)
+        .ok_or_else(|| too_large(size))
+}
+
 /// The size of a memory page.
 pub(crate) fn page_size() -> usize {
     use std::sync::OnceLock;

@@ -2,6 +2,7 @@
 
 use super::mutex::MutexGuard;
 use super::waitlist::{Sleeper, WaitList};
+use crate::runtime::WaitReason;
 use crate::runtime::scheduler;
 use crate::time::deadline_after;
 use std::cell::RefCell;
@@ -50,6 +51,7 @@ struct Waiter {
 }
 
 impl Condvar {
+    /// A condition variable with no waiter.
     pub const fn new() -> Condvar {
         Condvar {
             waiters: RefCell::new(WaitList::new()),
@@ -168,7 +170,7 @@ impl Condvar {
                 }
                 scheduler.wake_at(deadline, scheduler.running());
             }
-            scheduler.park();
+            scheduler.park_on(WaitReason::Condvar);
         }
         // A notification that comes with the timeout wins over it.
         let notified = self.waiters.borrow_mut().remove(key).notified;

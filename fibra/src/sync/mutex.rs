@@ -1,6 +1,7 @@
 //! A lock for green threads whose waiters park, served first come, first served.
 
 use super::waitlist::{Sleeper, WaitList};
+use crate::runtime::WaitReason;
 use crate::runtime::scheduler;
 use std::cell::{Cell, RefCell, RefMut};
 use std::fmt;
@@ -113,7 +114,7 @@ impl<T: ?Sized> Mutex<T> {
             key,
         };
         loop {
-            scheduler.park();
+            scheduler.park_on(WaitReason::Mutex);
             if self.raw.waiters.borrow().get(key).granted {
                 waiting.acquired();
                 return self.guard();

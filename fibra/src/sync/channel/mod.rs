@@ -68,6 +68,7 @@ pub use error::{
 };
 pub use select::{Select, SelectedOperation};
 
+use crate::runtime::WaitReason;
 use crate::runtime::scheduler;
 use crate::sync::waitlist::Sleeper;
 use crate::time::deadline_after;
@@ -261,7 +262,7 @@ impl<T> Sender<T> {
                 }
                 scheduler.wake_at(deadline, scheduler.running());
             }
-            scheduler.park();
+            scheduler.park_on(WaitReason::ChannelSend);
         }
     }
 
@@ -378,7 +379,7 @@ impl<T> Receiver<T> {
                 }
                 scheduler.wake_at(deadline, scheduler.running());
             }
-            scheduler.park();
+            scheduler.park_on(WaitReason::ChannelReceive);
         }
     }
 

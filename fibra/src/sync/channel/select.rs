@@ -3,6 +3,7 @@
 use super::chan::{Chan, Status, Token, Waiter};
 use super::error::{RecvError, SelectTimeoutError, SendError, TryRecvError, TrySelectError};
 use super::{Receiver, Sender};
+use crate::runtime::WaitReason;
 use crate::runtime::scheduler;
 use crate::sync::waitlist::Sleeper;
 use crate::time::deadline_after;
@@ -235,7 +236,7 @@ impl<'a> Select<'a> {
             if let Some(deadline) = deadline {
                 scheduler.wake_at(deadline, scheduler.running());
             }
-            scheduler.park();
+            scheduler.park_on(WaitReason::ChannelSelect);
             drop(queued);
             if let Some(index) = self.token.get() {
                 return Some(index);

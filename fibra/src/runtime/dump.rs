@@ -1,0 +1,588 @@
+//! [`dump`]: every runtime of the process, its green threads, what each waits
+//! for and since when, and where in the code it is parked.
+//!
+//! A runtime's threads are its own (their table, their stacks), so a dump
+//! never reads them from another OS thread: it asks each runtime, through a
+//! request in its [`Monitor`] and a wake of its poller, to describe itself the
+//! next time it is in its own loop. A runtime that does not answer within
+//! [`ANSWER_WITHIN`] is running one thread that holds its OS thread (a long
+//! computation, a blocking call); it is never interrupted, and the dump says
+//! so ("busy running …"). The caller's own runtime, if any, is described by
+//! the caller itself.
+
+use super::registry::{self, Monitor, lock};
+use super::remote::Unparker;
+use super::scheduler;
+use super::task::TaskId;
+use super::wait::{SocketDirection, WaitReason};
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
+
+/// How long a dump waits for a runtime to start describing itself before it
+/// reports it busy.
+pub const ANSWER_WITHIN: Duration = Duration::from_millis(200);
+
+/// Every runtime of the process and every green thread on each, as
+/// [`dump`] found them: print it (`Display`) or walk it.
+#[derive(Clone, Debug)]
+pub struct Dump {
+    /// The runtimes, in the order they started.
+    pub runtimes: Vec<RuntimeDump>,
+}
+
+/// One runtime: the OS thread it runs on, and its green threads.
+#[derive(Clone, Debug)]
+pub struct RuntimeDump {
+    /// The name of its OS thread, if it has one.
+    pub os_thread_name: Option<String>,
+    /// Its OS thread's id.
+    pub os_thread_id: ThreadId,
+    /// Its green threads, or why they could not be listed.
+    pub state: RuntimeState,
+}
+
+/// Whether a runtime could describe its green threads.
+#[derive(Clone, Debug)]
+pub enum RuntimeState {
+    /// It did: here they are, in the order of their slots.
+    Threads(Vec<ThreadDump>),
+    /// One green thread has held the OS thread since before the dump asked
+    /// (for at least `for_at_least`), so nothing else on it can run, the dump
+    /// included. `thread` is that thread's id (`None` if the runtime was in its
+    /// own loop), `name` its name.
+    Busy {
+        /// The id of the thread running.
+        thread: Option<u64>,
+        /// Its name, if it has one.
+        name: Option<Arc<str>>,
+        /// How long it has run, at least.
+        for_at_least: Duration,
+    },
+}
+
+/// One green thread.
+#[derive(Clone, Debug)]
+pub struct ThreadDump {
+    /// Its [`Thread::id`](super::Thread::id).
+    pub id: u64,
+    /// Its [`Thread::name`](super::Thread::name).
+    pub name: Option<Arc<str>>,
+    /// What it is doing.
+    pub state: ThreadState,
+    /// Where it is, innermost frame first (see [`Frame`]); empty for a
+    /// thread that has not started.
+    pub backtrace: Arc<[Frame]>,
+}
+
+/// What a green thread is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadState {
+    /// It is running: it took the dump, or the dump was taken from a fiber it
+    /// resumed.
+    Running,
+    /// It is in the run queue (it yielded, or was woken).
+    Ready,
+    /// It was spawned and has not run yet.
+    NotStarted,
+    /// It is parked, waiting for `reason`, for `waited` so far (measured from
+    /// the end of its runtime's round of threads before it parked, so
+    /// slightly long).
+    Parked {
+        /// What it waits for.
+        reason: WaitReason,
+        /// For how long.
+        waited: Duration,
+    },
+}
+
+/// One frame of a green thread's backtrace: a function (an inlined one has a
+/// frame of its own) and where it is in the source, when debug info says.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Frame {
+    /// The demangled function name, or the address if no symbol covers it.
+    pub function: String,
+    /// The source file, if debug info is present.
+    pub file: Option<PathBuf>,
+    /// The line in it.
+    pub line: Option<u32>,
+}
+
+/// Lists every runtime of the process — the caller's, every Ractor worker's,
+/// every other OS thread's [`run`](super::run) — with each of its green threads:
+/// its id and name, what it waits for and for how long, and a symbolized
+/// backtrace of where it is parked (Go's goroutine dump).
+///
+/// It may be called from anywhere: a green thread, a plain OS thread, a
+/// [signal](super::dump_on_signal). It stops nothing: each runtime describes itself at
+/// its next pass through its scheduler, and one that is running a thread that
+/// does not park within [`ANSWER_WITHIN`] is reported busy instead (a runtime
+/// that is idle answers at once). The caller waits for the answers, so a green
+/// thread that calls it holds its own runtime meanwhile.
+///
+/// ```
+/// use fibra::runtime::{self, RuntimeState, ThreadState, WaitReason};
+///
+/// fibra::run(|| {
+///     let (tx, rx) = fibra::sync::channel::unbounded::<()>();
+///     let waiter = runtime::ThreadBuilder::new()
+///         .name("waiter")
+///         .spawn(move || rx.recv())
+///         .unwrap();
+///     runtime::yield_now(); // let it park
+///     let dump = runtime::dump();
+///     let RuntimeState::Threads(threads) = &dump.runtimes[0].state else { unreachable!() };
+///     let waiter_dump = threads.iter().find(|t| t.name.as_deref() == Some("waiter")).unwrap();
+///     assert!(matches!(
+///         waiter_dump.state,
+///         ThreadState::Parked { reason: WaitReason::ChannelReceive, .. }
+///     ));
+///     println!("{dump}");
+///     drop(tx);
+///     assert!(waiter.join().unwrap().is_err());
+/// });
+/// ```
+///
+/// # Reading it
+///
+/// ```text
+/// fibra dump: 1 runtime, 3 green threads
+///
+/// runtime on OS thread 'main': 3 green threads
+///
+///   green thread #1: running
+///     0: fibra::runtime::dump::dump
+///            at fibra/src/runtime/dump.rs:160
+///     1: my_server::main::{{closure}}
+///            at src/main.rs:12
+///     …
+///
+///   2 green threads (#2, #3): parked on channel receive, for 3.2s to 4.1s
+///     0: fibra::sync::channel::Receiver<T>::recv
+///            at fibra/src/sync/channel/mod.rs:310
+///     1: my_server::worker
+///            at src/main.rs:30
+///     …
+/// ```
+///
+/// Green threads whose state and backtrace are the same are printed once, as
+/// a group with their ids (as `pprof`'s goroutine profile does), so a dump of
+/// 100,000 threads parked in a few places stays a few screens long. A
+/// backtrace starts at the fibra call that parked the thread (the scheduler's
+/// own frames are left out) and ends at the bottom of the thread's stack; it is
+/// walked by the unwinder through the DWARF CFI, as a panic's is, so it does
+/// not need frame pointers, and it is as good as the debug info: without it,
+/// functions are named but files and lines are not.
+///
+/// A thread's stack is read by that thread itself, resumed for an instant by
+/// its own runtime (a parked thread does not run meanwhile, its wait is not
+/// disturbed), so the walk needs some room on that stack: a few KiB.
+pub fn dump() -> Dump {
+    let own = scheduler::try_current();
+    let mut symbols = Symbols::default();
+    let runtimes = registry::runtimes()
+        .into_iter()
+        .filter(|monitor| !monitor.has_ended())
+        .map(|monitor| {
+            let state = match &own {
+                Some(scheduler) if scheduler.is_monitored_by(&monitor) => {
+                    RuntimeState::Threads(symbols.threads(&scheduler.section()))
+                }
+                _ => match ask(&monitor) {
+                    Ok(section) => RuntimeState::Threads(symbols.threads(&section)),
+                    Err(busy) => busy,
+                },
+            };
+            RuntimeDump {
+                os_thread_name: monitor.thread.name().map(str::to_owned),
+                os_thread_id: monitor.thread.id(),
+                state,
+            }
+        })
+        .collect();
+    Dump { runtimes }
+}
+
+/// A runtime's description of its green threads, before symbolization.
+pub(crate) struct Section {
+    pub(crate) threads: Vec<RawThread>,
+}
+
+/// A green thread as its runtime describes it: its backtrace as return
+/// addresses (symbolized by the dumping thread, once per address).
+pub(crate) struct RawThread {
+    pub(crate) id: u64,
+    pub(crate) name: Option<Arc<str>>,
+    pub(crate) state: ThreadState,
+    pub(crate) stack: Vec<usize>,
+}
+
+/// A dump's request to one runtime, and its answer.
+pub(crate) struct Request {
+    answer: Mutex<Answer>,
+    changed: Condvar,
+}
+
+enum Answer {
+    Asked,
+    /// The runtime has begun to describe itself.
+    Started,
+    Done(Arc<Section>),
+    /// The dump stopped waiting (it reported the runtime busy), or the
+    /// runtime ended.
+    Gone,
+}
+
+impl Request {
+    /// Takes the request up, unless the dump gave up on it; the runtime then
+    /// owes it an [`answer`](Request::answer).
+    pub(crate) fn start(&self) -> bool {
+        let mut answer = lock(&self.answer);
+        if matches!(*answer, Answer::Asked) {
+            *answer = Answer::Started;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub(crate) fn answer(&self, section: Arc<Section>) {
+        *lock(&self.answer) = Answer::Done(section);
+        self.changed.notify_all();
+    }
+
+    /// The runtime has ended without answering.
+    pub(crate) fn drop_unanswered(&self) {
+        *lock(&self.answer) = Answer::Gone;
+        self.changed.notify_all();
+    }
+}
+
+/// Asks `monitor`'s runtime for its section, or says why it gave none.
+fn ask(monitor: &Monitor) -> Result<Arc<Section>, RuntimeState> {
+    let request = Arc::new(Request {
+        answer: Mutex::new(Answer::Asked),
+        changed: Condvar::new(),
+    });
+    let asked_at = Instant::now();
+    monitor.ask_dump(request.clone());
+    if let Some(remote) = monitor.remote.upgrade() {
+        // Wakes the runtime if it sleeps in its poller; the id names no thread,
+        // so the wake itself does nothing there.
+        Unparker {
+            remote,
+            task: TaskId::NOBODY,
+        }
+        .unpark();
+    }
+    let mut answer = lock(&request.answer);
+    loop {
+        match &*answer {
+            Answer::Done(section) => return Ok(section.clone()),
+            Answer::Gone => {
+                return Ok(Arc::new(Section {
+                    threads: Vec::new(),
+                }));
+            }
+            Answer::Asked if asked_at.elapsed() >= ANSWER_WITHIN => {
+                *answer = Answer::Gone;
+                let thread = monitor.running_thread();
+                return Err(RuntimeState::Busy {
+                    thread,
+                    name: thread.and_then(|t| monitor.name_of(t)),
+                    for_at_least: monitor.held_for().max(asked_at.elapsed()),
+                });
+            }
+            Answer::Asked => {
+                let left = ANSWER_WITHIN.saturating_sub(asked_at.elapsed());
+                answer = request
+                    .changed
+                    .wait_timeout(answer, left)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            Answer::Started => {
+                answer = request
+                    .changed
+                    .wait(answer)
+                    .unwrap_or_else(|e| e.into_inner());
+            }
+        }
+    }
+}
+
+/// Symbolizes backtraces, each address once and each distinct stack once.
+#[derive(Default)]
+struct Symbols {
+    addresses: HashMap<usize, Vec<Frame>>,
+    stacks: HashMap<Vec<usize>, Arc<[Frame]>>,
+}
+
+impl Symbols {
+    fn threads(&mut self, section: &Section) -> Vec<ThreadDump> {
+        section
+            .threads
+            .iter()
+            .map(|raw| ThreadDump {
+                id: raw.id,
+                name: raw.name.clone(),
+                state: raw.state,
+                backtrace: self.stack(&raw.stack),
+            })
+            .collect()
+    }
+
+    fn stack(&mut self, addresses: &[usize]) -> Arc<[Frame]> {
+        if let Some(frames) = self.stacks.get(addresses) {
+            return frames.clone();
+        }
+        let mut frames: Vec<Frame> = addresses
+            .iter()
+            .flat_map(|&ip| self.address(ip).to_vec())
+            .collect();
+        trim(&mut frames);
+        let frames: Arc<[Frame]> = frames.into();
+        self.stacks.insert(addresses.to_vec(), frames.clone());
+        frames
+    }
+
+    fn address(&mut self, ip: usize) -> &[Frame] {
+        self.addresses.entry(ip).or_insert_with(|| {
+            let mut frames = Vec::new();
+            backtrace::resolve(ip as *mut std::ffi::c_void, |symbol| {
+                frames.push(Frame {
+                    function: symbol
+                        .name()
+                        .map_or_else(|| format!("{ip:#x}"), |name| format!("{name:#}")),
+                    file: symbol.filename().map(PathBuf::from),
+                    line: symbol.lineno(),
+                });
+            });
+            if frames.is_empty() {
+                frames.push(Frame {
+                    function: format!("{ip:#x}"),
+                    file: None,
+                    line: None,
+                });
+            }
+            frames
+        })
+    }
+}
+
+/// Cuts what every backtrace has and says nothing about the thread: at the
+/// top, how it was traced and parked (up to the fibra call that parked it, or
+/// the caller of `dump`); at the bottom, how a green thread starts.
+fn trim(frames: &mut Vec<Frame>) {
+    let is = |frame: &Frame, prefixes: &[&str]| {
+        let name = frame.function.trim_start_matches('<');
+        prefixes.iter().any(|p| name.starts_with(p))
+    };
+    let library = ["core::", "alloc::", "std::", "__rust"];
+    let machinery = [
+        "backtrace::",
+        "fibra::runtime::stack_trace::",
+        "fibra::runtime::scheduler::",
+        "fibra::runtime::dump::",
+    ];
+    let top = frames
+        .iter()
+        .position(|f| !is(f, &library) && !is(f, &machinery))
+        .unwrap_or(frames.len());
+    if let Some(last) = frames[..top].iter().rposition(|f| is(f, &machinery)) {
+        frames.drain(..=last);
+    }
+    let start = [
+        "fibra::runtime::join::spawn_with",
+        "fibra::fiber::context::entry",
+    ];
+    if let Some(mut end) = frames.iter().position(|f| is(f, &start)) {
+        while end > 0 && is(&frames[end - 1], &library) {
+            end -= 1;
+        }
+        frames.truncate(end);
+    }
+}
+
+impl fmt::Display for Dump {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let threads: usize = self
+            .runtimes
+            .iter()
+            .map(|r| match &r.state {
+                RuntimeState::Threads(threads) => threads.len(),
+                RuntimeState::Busy { .. } => 0,
+            })
+            .sum();
+        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        writeln!(
+            f,
+            "fibra dump: {}, {}",
+            plural(self.runtimes.len(), "runtime"),
+            plural(threads, "green thread")
+        )?;
+        for runtime in &self.runtimes {
+            let os_thread = match &runtime.os_thread_name {
+                Some(name) => format!("OS thread '{name}'"),
+                None => format!("OS thread {:?}", runtime.os_thread_id),
+            };
+            match &runtime.state {
+                RuntimeState::Busy {
+                    thread,
+                    name,
+                    for_at_least,
+                } => {
+                    let who = match (thread, name) {
+                        (Some(id), Some(name)) => format!("green thread '{name}' (#{id})"),
+                        (Some(id), None) => format!("green thread #{id}"),
+                        (None, _) => "its own loop".to_owned(),
+                    };
+                    writeln!(
+                        f,
+                        "\nruntime on {os_thread}: busy running {who} for at least {} ms \
+                         (it has not parked or yielded, so nothing else there can run)",
+                        for_at_least.as_millis()
+                    )?;
+                }
+                RuntimeState::Threads(threads) => {
+                    writeln!(
+                        f,
+                        "\nruntime on {os_thread}: {}",
+                        plural(threads.len(), "green thread")
+                    )?;
+                    write_groups(f, threads)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes `threads`, those with the same state and backtrace once, together.
+fn write_groups(f: &mut fmt::Formatter<'_>, threads: &[ThreadDump]) -> fmt::Result {
+    // The threads of a group, in the order their first member came.
+    let mut groups: Vec<Vec<&ThreadDump>> = Vec::new();
+    let mut index: HashMap<(String, *const [Frame]), usize> = HashMap::new();
+    for thread in threads {
+        let key = (kind(&thread.state), Arc::as_ptr(&thread.backtrace));
+        let at = *index.entry(key).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[at].push(thread);
+    }
+    for members in groups {
+        let frames = &members[0].backtrace;
+        writeln!(f)?;
+        match members.as_slice() {
+            [one] => writeln!(f, "  {}: {}", who(one), describe(&one.state))?,
+            many => {
+                const SHOWN: usize = 8;
+                let ids: Vec<String> = many
+                    .iter()
+                    .take(SHOWN)
+                    .map(|t| match &t.name {
+                        Some(name) => format!("'{name}' #{}", t.id),
+                        None => format!("#{}", t.id),
+                    })
+                    .collect();
+                let more = match many.len().saturating_sub(SHOWN) {
+                    0 => String::new(),
+                    n => format!(" and {n} more"),
+                };
+                writeln!(
+                    f,
+                    "  {} green threads ({}{more}): {}",
+                    many.len(),
+                    ids.join(", "),
+                    describe_group(many)
+                )?;
+            }
+        }
+        for (n, frame) in frames.iter().enumerate() {
+            writeln!(f, "    {n}: {}", frame.function)?;
+            if let (Some(file), Some(line)) = (&frame.file, frame.line) {
+                writeln!(f, "           at {}:{line}", file.display())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// "green thread 'name' (#id)" or "green thread #id".
+fn who(thread: &ThreadDump) -> String {
+    match &thread.name {
+        Some(name) => format!("green thread '{name}' (#{})", thread.id),
+        None => format!("green thread #{}", thread.id),
+    }
+}
+
+/// The state without what differs between threads waiting alike (how long,
+/// which deadline, which socket): threads group by it.
+fn kind(state: &ThreadState) -> String {
+    match state {
+        ThreadState::Parked { reason, .. } => {
+            let text = reason.to_string();
+            // "sleep (due in 3s)" and "socket fd 7 to become readable" group
+            // as "sleep" and "socket … readable".
+            match reason {
+                WaitReason::Socket { direction, .. } => format!("socket {direction:?}"),
+                WaitReason::Sleep { .. } | WaitReason::Timeout { .. } | WaitReason::Join { .. } => {
+                    text.split(' ').next().unwrap_or_default().to_owned()
+                }
+                _ => text,
+            }
+        }
+        other => describe(other),
+    }
+}
+
+fn describe(state: &ThreadState) -> String {
+    match state {
+        ThreadState::Running => "running".to_owned(),
+        ThreadState::Ready => "ready to run".to_owned(),
+        ThreadState::NotStarted => "not started yet".to_owned(),
+        ThreadState::Parked { reason, waited } => {
+            format!("parked on {reason}, for {}", millis(*waited))
+        }
+    }
+}
+
+fn describe_group(members: &[&ThreadDump]) -> String {
+    let waits = members.iter().filter_map(|t| match t.state {
+        ThreadState::Parked { waited, .. } => Some(waited),
+        _ => None,
+    });
+    let (Some(least), Some(most)) = (waits.clone().min(), waits.max()) else {
+        return describe(&members[0].state);
+    };
+    let ThreadState::Parked { reason, .. } = members[0].state else {
+        unreachable!("the waits came from parked threads")
+    };
+    let on = match reason {
+        WaitReason::Socket {
+            direction: SocketDirection::Read,
+            ..
+        } => "sockets to become readable".to_owned(),
+        WaitReason::Socket {
+            direction: SocketDirection::Write,
+            ..
+        } => "sockets to become writable".to_owned(),
+        other => kind(&ThreadState::Parked {
+            reason: other,
+            waited: Duration::ZERO,
+        }),
+    };
+    if millis(least) == millis(most) {
+        format!("parked on {on}, for {}", millis(least))
+    } else {
+        format!("parked on {on}, for {} to {}", millis(least), millis(most))
+    }
+}
+
+fn millis(d: Duration) -> String {
+    format!("{} ms", d.as_millis())
+}

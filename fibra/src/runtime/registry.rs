@@ -1,0 +1,209 @@
+//! The runtimes alive in this process, and what other OS threads may see of
+//! each: the stall detector's watchdog reads it, and [`dump`](super::dump)
+//! walks it.
+//!
+//! Each runtime publishes a [`Monitor`] when it starts and keeps it while it
+//! runs; the list holds weak references, so a runtime that ends leaves only a
+//! dead entry, dropped the next time the list is walked.
+
+use super::dump::Request;
+use super::remote::Remote;
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
+
+static RUNTIMES: Mutex<Vec<Weak<Monitor>>> = Mutex::new(Vec::new());
+
+/// What other OS threads may read of one runtime. Its owner writes the two
+/// counters with relaxed stores when it switches into a green thread (no clock
+/// is read there: the watchdog samples them, see `stall`).
+pub(crate) struct Monitor {
+    /// The OS thread the runtime runs on.
+    pub(super) thread: Thread,
+    /// How many times the runtime has resumed a green thread: the switch
+    /// epoch. Unchanged between two samples while a thread is running means
+    /// that thread held the OS thread all along.
+    pub(super) switches: AtomicU64,
+    /// The serial of the green thread the runtime last switched into, or 0
+    /// while it runs (or sleeps in) its own loop.
+    pub(super) running: AtomicU64,
+    /// How long a thread may run before the stall line; `None`: never.
+    pub(super) stall_threshold: Option<Duration>,
+    /// Set by the watchdog when it reports a stall, so that the runtime,
+    /// when the thread comes back to it, reports the end.
+    pub(super) stalled: AtomicBool,
+    /// Who stalled ("green thread … on OS thread …") and when it began (as
+    /// the watchdog saw it), for the line at its end.
+    pub(super) stall_since: Mutex<Option<(String, Instant)>>,
+    /// The names of the runtime's named threads alive, by serial, for the
+    /// watchdog (the task table is the runtime's own). Unnamed threads are not
+    /// listed, so spawning one costs nothing here.
+    names: Mutex<HashMap<u64, Arc<str>>>,
+    /// Wakes the runtime, to ask it for its part of a dump. Weak: the
+    /// runtime's deadlock check counts the strong references to it.
+    pub(super) remote: Weak<Remote>,
+    /// Dumps waiting for this runtime to describe itself, and whether there
+    /// are any (read once per pass of its loop).
+    dumps: Mutex<Vec<Arc<Request>>>,
+    dump_asked: AtomicBool,
+    /// Set when the runtime ends: a dump skips it.
+    ended: AtomicBool,
+}
+
+impl Monitor {
+    /// A monitor for a runtime starting on this OS thread, listed until it is
+    /// dropped.
+    pub(super) fn register(
+        stall_threshold: Option<Duration>,
+        remote: Weak<Remote>,
+    ) -> Arc<Monitor> {
+        let monitor = Arc::new(Monitor {
+            thread: thread::current(),
+            switches: AtomicU64::new(0),
+            running: AtomicU64::new(0),
+            stall_threshold,
+            stalled: AtomicBool::new(false),
+            stall_since: Mutex::new(None),
+            names: Mutex::new(HashMap::new()),
+            remote,
+            dumps: Mutex::new(Vec::new()),
+            dump_asked: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
+        });
+        let mut runtimes = lock(&RUNTIMES);
+        runtimes.retain(|r| r.strong_count() > 0);
+        runtimes.push(Arc::downgrade(&monitor));
+        drop(runtimes);
+        if stall_threshold.is_some() {
+            super::stall::watch();
+        }
+        monitor
+    }
+
+    /// Records the switch into green thread `serial`, the `switches`-th.
+    #[inline(always)]
+    pub(super) fn switched_into(&self, switches: u64, serial: u64) {
+        self.switches.store(switches, Relaxed);
+        self.running.store(serial, Relaxed);
+    }
+
+    /// Records that the runtime is in its own loop, between rounds of threads.
+    #[inline(always)]
+    pub(super) fn in_loop(&self) {
+        self.running.store(0, Relaxed);
+    }
+
+    /// The green thread running now, if one is.
+    pub(super) fn running_thread(&self) -> Option<u64> {
+        Some(self.running.load(Relaxed)).filter(|&serial| serial != 0)
+    }
+
+    /// How long the running thread has held the OS thread, as far as the
+    /// stall detector knows (zero when it has reported nothing).
+    pub(super) fn held_for(&self) -> Duration {
+        lock(&self.stall_since)
+            .as_ref()
+            .map_or(Duration::ZERO, |(_, since)| since.elapsed())
+    }
+
+    /// Leaves `request` for the runtime to answer at its next pass through its
+    /// loop (the caller then wakes it).
+    pub(super) fn ask_dump(&self, request: Arc<Request>) {
+        lock(&self.dumps).push(request);
+        self.dump_asked.store(true, Release);
+    }
+
+    /// Whether a dump waits for this runtime (one load, once per pass of its
+    /// loop).
+    #[inline(always)]
+    pub(super) fn dump_asked(&self) -> bool {
+        self.dump_asked.load(Acquire)
+    }
+
+    /// The dumps to answer now: those not given up on.
+    pub(super) fn take_dump_requests(&self) -> Vec<Arc<Request>> {
+        self.dump_asked.store(false, Relaxed);
+        let mut requests = std::mem::take(&mut *lock(&self.dumps));
+        requests.retain(|r| r.start());
+        requests
+    }
+
+    /// Marks the runtime ended, and frees the dumps still waiting for it.
+    pub(super) fn ended(&self) {
+        self.ended.store(true, Release);
+        std::mem::take(&mut *lock(&self.dumps))
+            .into_iter()
+            .for_each(|r| r.drop_unanswered());
+    }
+
+    pub(super) fn has_ended(&self) -> bool {
+        self.ended.load(Acquire)
+    }
+
+    /// Lists `name` as thread `serial`'s until the returned guard is dropped
+    /// (with the thread).
+    pub(super) fn list_name(self: &Arc<Monitor>, serial: u64, name: Arc<str>) -> Listed {
+        lock(&self.names).insert(serial, name);
+        Listed {
+            monitor: self.clone(),
+            serial,
+        }
+    }
+
+    /// The name of thread `serial`, if it has one and is alive.
+    pub(super) fn name_of(&self, serial: u64) -> Option<Arc<str>> {
+        lock(&self.names).get(&serial).cloned()
+    }
+
+    /// "OS thread 'name'", or "OS thread ThreadId(n)" for an unnamed one.
+    pub(super) fn os_thread(&self) -> String {
+        match self.thread.name() {
+            Some(name) => format!("OS thread '{name}'"),
+            None => format!("OS thread {:?}", self.thread.id()),
+        }
+    }
+
+    /// "green thread 'name' (#serial)", or "green thread #serial".
+    pub(super) fn green_thread(&self, serial: u64) -> String {
+        match self.name_of(serial) {
+            Some(name) => format!("green thread '{name}' (#{serial})"),
+            None => format!("green thread #{serial}"),
+        }
+    }
+}
+
+/// Keeps a named thread's name listed in its runtime's [`Monitor`].
+#[derive(Debug)]
+pub(crate) struct Listed {
+    monitor: Arc<Monitor>,
+    serial: u64,
+}
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        lock(&self.monitor.names).remove(&self.serial);
+    }
+}
+
+impl std::fmt::Debug for Monitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Monitor")
+            .field("thread", &self.thread)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The runtimes alive now, in the order they started.
+pub(super) fn runtimes() -> Vec<Arc<Monitor>> {
+    lock(&RUNTIMES).iter().filter_map(Weak::upgrade).collect()
+}
+
+/// Locks `mutex`, ignoring poisoning: what these locks guard stays consistent
+/// (each critical section is a single insert, remove or copy).
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,197 @@
+//! The stall detector: a line on stderr when a green thread holds its OS
+//! thread too long without parking or yielding (a blocking `std` call, a long
+//! computation), since every other green thread of its runtime waits
+//! meanwhile.
+//!
+//! It costs the switch path two relaxed stores and a load, and no clock read:
+//! each runtime counts the switches it makes into green threads (its
+//! [`Monitor`]), and one watchdog OS thread per process, started with the
+//! first runtime that has detection on, samples every such runtime each half
+//! threshold. A count that has not moved while a thread runs for a threshold
+//! is a stall: the watchdog writes the line. When the thread comes back to its
+//! scheduler, the runtime writes the second line, with the total.
+//!
+//! The watchdog only sees a thread from its first sample, so a stall is
+//! reported between one and one and a half thresholds after it began, and the
+//! durations it gives are lower bounds, short by up to half a threshold.
+
+use super::registry::{self, Monitor, lock};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+/// The environment variable that sets the threshold, in milliseconds (0 turns
+/// the detector off), for runtimes whose [`Builder`](super::Builder) does not.
+pub(super) const ENV: &str = "FIBRA_STALL_MS";
+
+/// The threshold when neither the builder nor the environment sets one: on in
+/// debug builds, off in release builds.
+const DEFAULT: Option<Duration> = if cfg!(debug_assertions) {
+    Some(Duration::from_millis(100))
+} else {
+    None
+};
+
+/// The threshold of a runtime: the builder's if it set one, else the
+/// environment's, else the default.
+pub(super) fn threshold(configured: Option<Option<Duration>>) -> Option<Duration> {
+    configured.unwrap_or_else(|| *from_env())
+}
+
+fn from_env() -> &'static Option<Duration> {
+    static FROM_ENV: OnceLock<Option<Duration>> = OnceLock::new();
+    FROM_ENV.get_or_init(|| {
+        let Some(value) = std::env::var_os(ENV) else {
+            return DEFAULT;
+        };
+        match value.to_str().map(str::trim).map(str::parse::<u64>) {
+            Some(Ok(0)) => None,
+            Some(Ok(ms)) => Some(Duration::from_millis(ms)),
+            _ => {
+                eprintln!(
+                    "fibra: {ENV}={} is not a whole number of milliseconds; it is ignored",
+                    value.to_string_lossy()
+                );
+                DEFAULT
+            }
+        }
+    })
+}
+
+/// Wakes the watchdog when a runtime to watch starts (it sleeps for good when
+/// there is none).
+struct Watchdog {
+    started: Mutex<bool>,
+    changed: Condvar,
+}
+
+static WATCHDOG: Watchdog = Watchdog {
+    started: Mutex::new(false),
+    changed: Condvar::new(),
+};
+
+/// Makes sure the watchdog runs, and looks at the runtimes again.
+pub(super) fn watch() {
+    let mut started = lock(&WATCHDOG.started);
+    if !*started {
+        let spawned = std::thread::Builder::new()
+            .name("fibra-watchdog".into())
+            .spawn(watchdog);
+        match spawned {
+            Ok(_) => *started = true,
+            Err(err) => eprintln!("fibra: cannot start the stall detector's thread: {err}"),
+        }
+    }
+    WATCHDOG.changed.notify_one();
+}
+
+/// What the watchdog saw of one runtime.
+struct Sample {
+    runtime: Weak<Monitor>,
+    switches: u64,
+    /// When it first saw the thread that runs now (or the runtime idle).
+    since: Instant,
+    reported: bool,
+}
+
+fn watchdog() {
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut started = lock(&WATCHDOG.started);
+    loop {
+        let runtimes: Vec<Arc<Monitor>> = registry::runtimes()
+            .into_iter()
+            .filter(|m| m.stall_threshold.is_some())
+            .collect();
+        samples.retain(|s| {
+            runtimes
+                .iter()
+                .any(|m| Weak::ptr_eq(&s.runtime, &Arc::downgrade(m)))
+        });
+        let now = Instant::now();
+        for monitor in &runtimes {
+            let weak = Arc::downgrade(monitor);
+            let sample = match samples
+                .iter_mut()
+                .position(|s| Weak::ptr_eq(&s.runtime, &weak))
+            {
+                Some(at) => &mut samples[at],
+                None => {
+                    samples.push(Sample {
+                        runtime: weak,
+                        switches: u64::MAX,
+                        since: now,
+                        reported: false,
+                    });
+                    samples.last_mut().expect("pushed")
+                }
+            };
+            check(monitor, sample, now);
+        }
+        let tick = runtimes
+            .iter()
+            .filter_map(|m| m.stall_threshold)
+            .min()
+            .map(|t| (t / 2).max(Duration::from_millis(1)));
+        drop(runtimes);
+        started = match tick {
+            Some(tick) => {
+                WATCHDOG
+                    .changed
+                    .wait_timeout(started, tick)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+            None => WATCHDOG
+                .changed
+                .wait(started)
+                .unwrap_or_else(|e| e.into_inner()),
+        };
+    }
+}
+
+/// Compares a runtime with the last sample, and reports a new stall.
+fn check(monitor: &Monitor, sample: &mut Sample, now: Instant) {
+    let switches = monitor.switches.load(Relaxed);
+    let running = monitor.running.load(Relaxed);
+    if running == 0 || switches != sample.switches {
+        sample.switches = switches;
+        sample.since = now;
+        sample.reported = false;
+        return;
+    }
+    let Some(threshold) = monitor.stall_threshold else {
+        return;
+    };
+    let held = now - sample.since;
+    if sample.reported || held < threshold {
+        return;
+    }
+    sample.reported = true;
+    let who = format!(
+        "{} on {}",
+        monitor.green_thread(running),
+        monitor.os_thread()
+    );
+    eprintln!(
+        "fibra: {who} has run for {} ms without parking or yielding; the other green \
+         threads of its runtime cannot run meanwhile (a blocking call? use fibra::blocking)",
+        held.as_millis()
+    );
+    *lock(&monitor.stall_since) = Some((who, sample.since));
+    monitor.stalled.store(true, Release);
+}
+
+/// Reports the end of the stall the watchdog reported on this runtime; called
+/// by the runtime when a thread comes back to it and `stalled` is set.
+#[cold]
+pub(super) fn ended(monitor: &Monitor) {
+    if !monitor.stalled.swap(false, Acquire) {
+        return;
+    }
+    if let Some((who, since)) = lock(&monitor.stall_since).take() {
+        eprintln!(
+            "fibra: {who} parked or yielded after {} ms",
+            since.elapsed().as_millis()
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! What a parked green thread waits for, as its park site says when it parks
+//! (one store into its task: see [`Scheduler::park_on`](super::scheduler::Scheduler::park_on)),
+//! so that a [`dump`](super::dump()) can tell.
+
+use std::fmt;
+use std::time::Instant;
+
+/// What a parked green thread waits for, in a [`dump`](super::dump()).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WaitReason {
+    /// [`park`](super::park): an [`Unparker`](super::Unparker) will wake it.
+    Park,
+    /// A socket operation: the socket's file descriptor, and which way.
+    Socket {
+        /// The socket's file descriptor.
+        fd: i32,
+        /// Whether it waits to read or to write.
+        direction: SocketDirection,
+    },
+    /// [`time::sleep`](crate::time::sleep) until `deadline`.
+    Sleep {
+        /// When it wakes.
+        deadline: Instant,
+    },
+    /// [`time::timeout`](crate::time::timeout): the work to finish, or `deadline`.
+    Timeout {
+        /// When the work is cancelled.
+        deadline: Instant,
+    },
+    /// A [`sync::channel`](crate::sync::channel) receive.
+    ChannelReceive,
+    /// A send on a full bounded channel.
+    ChannelSend,
+    /// A [`select`](crate::sync::channel::Select) over channels.
+    ChannelSelect,
+    /// A green [`Mutex`](crate::sync::Mutex).
+    Mutex,
+    /// A green [`Condvar`](crate::sync::Condvar).
+    Condvar,
+    /// [`JoinHandle::join`](super::JoinHandle::join) of green thread `thread`.
+    Join {
+        /// The id of the thread it joins.
+        thread: u64,
+    },
+    /// Work handed to the [`blocking`](crate::blocking()) pool.
+    Blocking,
+    /// A future under [`block_on`](crate::block_on()).
+    BlockOn,
+    /// A Ractor's [`receive`](crate::ractor::Context::receive): its mailbox is empty.
+    RactorReceive,
+    /// A Ractor's [`yield`](crate::ractor::Context::yield_value): nobody has taken
+    /// the value from its outbox yet.
+    RactorYield,
+    /// [`Ractor::take`](crate::ractor::Ractor::take): the Ractor's outbox is empty.
+    RactorTake,
+    /// [`ractor::select`](crate::ractor::select) over several outboxes.
+    RactorSelect,
+    /// [`Ractor::join`](crate::ractor::Ractor::join).
+    RactorJoin,
+}
+
+/// Which way a socket wait goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SocketDirection {
+    /// It waits for the socket to become readable (or to accept).
+    Read,
+    /// It waits for the socket to become writable (or to connect).
+    Write,
+}
+
+impl fmt::Display for WaitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let until = |f: &mut fmt::Formatter<'_>, what: &str, deadline: &Instant| {
+            let now = Instant::now();
+            if *deadline > now {
+                write!(f, "{what} (due in {} ms)", (*deadline - now).as_millis())
+            } else {
+                write!(f, "{what} (due {} ms ago)", (now - *deadline).as_millis())
+            }
+        };
+        match self {
+            WaitReason::Park => f.write_str("runtime::park"),
+            WaitReason::Socket { fd, direction } => {
+                let way = match direction {
+                    SocketDirection::Read => "readable",
+                    SocketDirection::Write => "writable",
+                };
+                write!(f, "socket fd {fd} to become {way}")
+            }
+            WaitReason::Sleep { deadline } => until(f, "sleep", deadline),
+            WaitReason::Timeout { deadline } => until(f, "timeout", deadline),
+            WaitReason::ChannelReceive => f.write_str("channel receive"),
+            WaitReason::ChannelSend => f.write_str("channel send (channel full)"),
+            WaitReason::ChannelSelect => f.write_str("channel select"),
+            WaitReason::Mutex => f.write_str("mutex lock"),
+            WaitReason::Condvar => f.write_str("condvar wait"),
+            WaitReason::Join { thread } => write!(f, "join of green thread #{thread}"),
+            WaitReason::Blocking => f.write_str("the blocking pool"),
+            WaitReason::BlockOn => f.write_str("block_on future"),
+            WaitReason::RactorReceive => f.write_str("Ractor mailbox (receive)"),
+            WaitReason::RactorYield => f.write_str("Ractor outbox (yield, for a taker)"),
+            WaitReason::RactorTake => f.write_str("Ractor outbox (take)"),
+            WaitReason::RactorSelect => f.write_str("Ractor select"),
+            WaitReason::RactorJoin => f.write_str("Ractor join"),
+        }
+    }
+}
