@@ -89,6 +89,7 @@ mod join;
 pub(crate) mod reactor;
 mod registry;
 mod remote;
+mod ring;
 pub(crate) mod scheduler;
 mod stack_trace;
 mod stall;

@@ -30,6 +30,19 @@ impl Waiter {
         }
     }
 
+    /// Whether this waiter wakes the calling thread: a wait site that waits
+    /// again and again (a mailbox) keeps its waiter rather than make one each
+    /// time, which would touch a reference count other cores touch too.
+    pub(crate) fn is_current(&self) -> bool {
+        let scheduler = scheduler::try_current();
+        let green = scheduler.as_ref().filter(|s| s.is_running_a_thread());
+        match (self, green) {
+            (Waiter::Green(unparker), Some(scheduler)) => scheduler.unparks_running(unparker),
+            (Waiter::Os(thread), None) => thread.id() == std::thread::current().id(),
+            _ => false,
+        }
+    }
+
     pub(crate) fn wake(&self) {
         match self {
             Waiter::Green(unparker) => unparker.unpark(),
