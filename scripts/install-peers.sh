@@ -26,6 +26,7 @@ PACKAGES=(
     libboost-context-dev # E1 boost.context fcontext peer
     strace               # E2 system-call counts
     wrk apache2-utils    # E4, http- and https-throughput load drivers (wrk; ab from apache2-utils)
+    erlang-nox           # Erlang/OTP peer: ractor-pingpong, ractor-fanin, ractor-scale (erl, erlc)
 )
 
 # Prints the path of `go`: on PATH, or where the official tarball puts it.

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The project's tests, exactly as the README and CI run them: every crate's unit,
-# behaviour and doc tests; fibra-http's HTTPS tests (feature tls); fibra's defined
+# behaviour and doc tests; fibra-http's HTTPS tests (feature tls); fibra's tokio
+# bridge (feature tokio, its tests and doc examples); fibra's defined
 # outcomes under panic = "abort"; fibra's unit tests under Miri; then fibra's and
 # fibra-http's tests again under valgrind memcheck.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace
 cargo test -p fibra-http --features tls --test tls
+cargo test -p fibra --features tokio --test tokio_bridge
+cargo test -p fibra --features tokio --doc tokio
 cargo run -q -p fibra-check-panic-abort --profile abort
 scripts/miri.sh
 scripts/memcheck.sh

@@ -17,6 +17,7 @@ mod experiments;
 #[cfg(target_arch = "x86_64")]
 mod floor;
 mod html;
+mod latency;
 mod machine;
 mod measure;
 mod peers;

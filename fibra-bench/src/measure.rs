@@ -32,6 +32,20 @@ impl Timed {
     }
 }
 
+/// A figure whose rate is that of a [`Timed`]: a `Timed` itself, or one with
+/// more beside it (the percentiles of ractor-pingpong's round trips), so that
+/// tables of rates take either.
+pub trait Rated: Best {
+    /// The events and the time they took.
+    fn timed(&self) -> Timed;
+}
+
+impl Rated for Timed {
+    fn timed(&self) -> Timed {
+        *self
+    }
+}
+
 /// What one measurement of one runtime produced. A runtime that is not installed
 /// never gets this far: it is reported as missing instead.
 #[derive(Clone, Debug, PartialEq)]

@@ -13,6 +13,8 @@ use crate::{Request, Response};
 /// holding up other connections. A handler that panics gets its client a
 /// `500 Internal Server Error`, and that connection is closed.
 pub trait Handler: Send + Sync + 'static {
+    /// The response to `request`; called on the green thread that serves its
+    /// connection.
     fn handle(&self, request: &Request) -> Response;
 }
 

@@ -99,6 +99,8 @@
 //!
 //! The server never stops accepting on a client's account.
 
+#![warn(missing_docs)]
+
 mod chunked;
 mod conn;
 mod connections;

@@ -12,7 +12,11 @@ use std::ops::Range;
 /// The HTTP version of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Version {
+    /// `HTTP/1.0`: the connection closes after the response unless the client
+    /// asked for keep-alive.
     Http10,
+    /// `HTTP/1.1` (and any later 1.x): keep-alive unless the client asked to
+    /// close.
     Http11,
 }
 
@@ -138,6 +142,7 @@ impl Request {
         self.text(&self.target)
     }
 
+    /// The HTTP version the request was sent with.
     pub fn version(&self) -> Version {
         self.version
     }

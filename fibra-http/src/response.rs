@@ -188,10 +188,12 @@ impl Response {
         self
     }
 
+    /// The status code as a number, e.g. `200`.
     pub fn status(&self) -> u16 {
         self.status.as_u16()
     }
 
+    /// The status code as the `http` crate's type.
     pub fn status_code(&self) -> StatusCode {
         self.status
     }
@@ -202,6 +204,7 @@ impl Response {
         std::str::from_utf8(self.headers.get(name)?.as_bytes()).ok()
     }
 
+    /// Every header, as the `http` crate's map.
     pub fn headers(&self) -> &HeaderMap {
         &self.headers
     }

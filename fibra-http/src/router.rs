@@ -57,6 +57,7 @@ impl Pattern {
 }
 
 impl Router {
+    /// A router with no routes: every request gets `404 Not Found`.
     pub fn new() -> Router {
         Router::default()
     }
@@ -71,18 +72,22 @@ impl Router {
         self
     }
 
+    /// Routes `GET` (and `HEAD`) requests for `path` to `handler`.
     pub fn get(self, path: &str, handler: impl Handler) -> Router {
         self.route("GET", path, handler)
     }
 
+    /// Routes `POST` requests for `path` to `handler`.
     pub fn post(self, path: &str, handler: impl Handler) -> Router {
         self.route("POST", path, handler)
     }
 
+    /// Routes `PUT` requests for `path` to `handler`.
     pub fn put(self, path: &str, handler: impl Handler) -> Router {
         self.route("PUT", path, handler)
     }
 
+    /// Routes `DELETE` requests for `path` to `handler`.
     pub fn delete(self, path: &str, handler: impl Handler) -> Router {
         self.route("DELETE", path, handler)
     }

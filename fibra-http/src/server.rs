@@ -64,11 +64,13 @@ impl Default for Builder {
 }
 
 impl Builder {
+    /// How the server runs its connections (default: [`Mode::Threads`]).
     pub fn mode(mut self, mode: Mode) -> Builder {
         self.mode = mode;
         self
     }
 
+    /// The limits every request is held to (default: [`Limits::default`]).
     pub fn limits(mut self, limits: Limits) -> Builder {
         self.limits = limits;
         self
@@ -231,12 +233,15 @@ impl ShutdownHandle {
         }
     }
 
+    /// Whether a graceful shutdown has been started.
     pub fn is_shutting_down(&self) -> bool {
         self.0.stopping.load(Ordering::SeqCst)
     }
 }
 
 impl Server {
+    /// A builder for a server's mode, limits and listening address (and, with
+    /// the `tls` feature, its TLS configuration).
     pub fn builder() -> Builder {
         Builder::default()
     }
@@ -250,10 +255,13 @@ impl Server {
         Builder::default().bind(addr)
     }
 
+    /// The address the server listens on (with the port the system chose, if
+    /// it was bound to port 0).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.listener.local_addr()
     }
 
+    /// How the server runs its connections: on one OS thread or on Ractors.
     pub fn mode(&self) -> Mode {
         self.mode
     }

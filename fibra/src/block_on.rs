@@ -14,7 +14,10 @@ use std::thread::{self, Thread};
 ///
 /// Inside a green thread, only that green thread waits: it parks whenever the
 /// future is pending, and the future's [`Waker`] — which may be called from any
-/// OS thread — makes it runnable again. Outside a runtime, the calling OS
+/// OS thread — makes it runnable again. A wake from the same runtime (another
+/// green thread, or the future itself) puts it straight in the run queue; one
+/// from another OS thread goes through its [`Unparker`], which wakes the
+/// runtime's poller only if it sleeps. Outside a runtime, the calling OS
 /// thread blocks ([`thread::park`]) until the waker is called.
 ///
 /// A future that needs a particular executor's reactor (tokio's sockets and
@@ -55,7 +58,7 @@ use std::thread::{self, Thread};
 /// parks, so a future that drops its waker does not hide a deadlock.
 pub fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
-    let in_green_thread = scheduler::try_current().is_some_and(|s| s.is_running_a_thread());
+    let in_green_thread = in_green_thread();
     loop {
         let waker = if in_green_thread {
             Waker::from(Arc::new(GreenWaker(runtime::current().unparker())))
@@ -76,16 +79,26 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     }
 }
 
-/// Wakes a green thread, from any OS thread.
+/// Whether the caller is a green thread (rather than a plain OS thread, or a
+/// runtime's own loop).
+pub(crate) fn in_green_thread() -> bool {
+    scheduler::try_current().is_some_and(|s| s.is_running_a_thread())
+}
+
+/// Wakes a green thread, from any OS thread: from its own runtime's OS thread
+/// (another green thread, a future that wakes itself) straight into the run
+/// queue; from any other through its [`Unparker`].
 struct GreenWaker(Unparker);
 
 impl Wake for GreenWaker {
     fn wake(self: Arc<Self>) {
-        self.0.unpark();
+        self.wake_by_ref();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
+        if !scheduler::wake_if_local(&self.0) {
+            self.0.unpark();
+        }
     }
 }
 

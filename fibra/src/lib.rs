@@ -10,7 +10,8 @@
 //!   a sleep ([`time`]), a socket ([`net`]), a lock or a channel ([`sync`])
 //!   parks only the green thread that waits; [`blocking`] offloads what cannot
 //!   be made non-blocking, and [`block_on`] runs a `Future` parking only the
-//!   green thread that waits for it.
+//!   green thread that waits for it (`fibra::tokio::block_on`, with the
+//!   feature `tokio`, one that needs tokio's reactor).
 //! - **Ractors** ([`ractor`]): isolated actors on every core at once, no global
 //!   lock, isolation checked by the compiler, messages moved not copied.
 //!
@@ -55,6 +56,108 @@
 //!
 //! The modules [`runtime`], [`sync`] and [`ractor`] each map Ruby's names for
 //! their part to fibra's in their own documentation.
+//!
+//! ## Calling other code from a green thread
+//!
+//! The green threads of a runtime share one OS thread and take turns: one runs
+//! until it waits in an operation of fibra's, then the next runs. A call that
+//! holds the OS thread — a blocking system call, a long computation — holds
+//! every green thread of the runtime with it. Rust has no hook by which fibra
+//! could take over `std`'s blocking calls (as Ruby's fiber scheduler takes
+//! over Ruby's IO), so each kind of code has a door of its own:
+//!
+//! | what the green thread calls | how | what waits meanwhile |
+//! |---|---|---|
+//! | sockets, timers, locks, channels, other green threads, Ractors | fibra's own: [`net`], [`time`], [`sync`], [`JoinHandle::join`], [`ractor`] | only the calling green thread |
+//! | a blocking library (a sync database driver, a C library), `std::fs`, a child process, name resolution, a long computation | [`blocking`]`(\|\| …)`: the closure runs on a pool of OS threads | only the calling green thread; the work holds a pool thread |
+//! | a `Future` woken by whatever it waits for: a channel (`futures`' or `tokio::sync`'s), another OS thread, a timer of its own | [`block_on`]`(future)` | only the calling green thread |
+//! | a `Future` that needs tokio's reactor or timers: `tokio::net`, `tokio::time`, hyper's client, reqwest, sqlx, tonic | `fibra::tokio::block_on(future)`, with the cargo feature `tokio`: the future's sockets, timers and tasks belong to a background tokio runtime, started on first use | only the calling green thread |
+//! | a computation to spread over the cores | a [`Ractor`](ractor::Ractor) per piece of it | nothing: Ractors run on worker threads of their own |
+//!
+//! **fibra's own IO.** [`net`] (TCP, UDP), [`time`] (`sleep`, `timeout`),
+//! [`sync`] (`Mutex`, `Condvar`, channels, `Select`), joining a green thread
+//! and Ractor messaging park only the green thread that waits, and the
+//! reactor wakes it when its socket, timer or message is ready. This is the
+//! cheapest door: no other OS thread is involved.
+//!
+//! **Blocking libraries: [`blocking`].** What cannot be made non-blocking is
+//! run on a pool of OS threads while the calling green thread parks: a
+//! synchronous driver, a file, a C call, a CPU-heavy function. The `redis`
+//! crate's synchronous client, for example (`examples/redis_blocking.rs` runs
+//! 1,000 green threads this way while a ticker keeps ticking, and
+//! `tests/blocking_redis.rs` checks it against a real `redis-server`):
+//!
+//! ```no_run
+//! use redis::Commands;
+//!
+//! let client = redis::Client::open("redis://127.0.0.1/")?;
+//! let greeting: String = fibra::run(move || {
+//!     // Connecting, writing and reading block an OS thread: one of the
+//!     // pool's, while this runtime's other green threads run.
+//!     fibra::blocking(move || {
+//!         let mut connection = client.get_connection()?;
+//!         connection.set::<_, _, ()>("greeting", "hello")?;
+//!         connection.get("greeting")
+//!     })
+//! })?;
+//! assert_eq!(greeting, "hello");
+//! # Ok::<(), redis::RedisError>(())
+//! ```
+//!
+//! **Futures: [`block_on`].** A `Future` is run to its end, and the calling
+//! green thread parks whenever it is pending; its `Waker` may be called from
+//! any OS thread. It drives no reactor, so it suits futures that something
+//! else completes: a channel's receiver, a value computed on another thread,
+//! async code written for no executor in particular. A future that needs
+//! tokio's reactor or timers fails under it (tokio panics: "there is no
+//! reactor running").
+//!
+//! **tokio's futures: `fibra::tokio::block_on`.** With the cargo feature
+//! `tokio`, a future that needs tokio's reactor — `tokio::net`,
+//! `tokio::time`, a hyper or reqwest client — is polled on the calling green
+//! thread with a background multi-threaded tokio runtime (started on first
+//! use) as the current one: its sockets, timers and spawned tasks belong to
+//! that runtime, whose threads drive them and wake the green thread, parked
+//! until the future completes. The future may borrow and need not be `Send`.
+//! Make tokio's futures inside it (`block_on(async { tokio::time::sleep(d).await })`):
+//! some look for the runtime as soon as they are made.
+//!
+//! **The other way round**, async code awaits fibra's work without blocking
+//! its executor: `.await` on a [`Ractor`](ractor::Ractor) gives its result,
+//! and [`Ractor::take_async`](ractor::Ractor::take_async) the values it
+//! yields ([from async code](ractor#from-async-code)).
+//!
+//! **The stall line.** When a green thread runs for longer than a threshold
+//! without parking or yielding, fibra writes a line to stderr that begins
+//! with `fibra: `, naming the green thread (its
+//! [name](runtime::ThreadBuilder::name), else its id), its OS thread and how
+//! long it has held it; and one more when it lets go, with the total. Every
+//! other green thread of that runtime waited all that time: move the call
+//! behind one of the doors above. The threshold is set with
+//! [`runtime::Builder::stall_threshold`], or in any build with the
+//! environment variable `FIBRA_STALL_MS` (`0` turns the line off); debug
+//! builds have it on by default, at 100 ms. The [runtime docs](runtime#stalls)
+//! show the lines.
+//!
+//! **What still blocks a runtime**, called straight from a green thread, and
+//! what to use instead:
+//!
+//! - `std::thread::sleep` — [`time::sleep`].
+//! - `std::net` sockets — [`net`]; `std::fs`, reading stdin, a child process
+//!   (`std::process::Command::output`, `Child::wait`) — [`blocking`].
+//! - Resolving a host name: [`net::TcpStream::connect`]`("example.com:80")`
+//!   asks the system resolver on the calling thread. Resolve in [`blocking`]
+//!   (`blocking(|| "example.com:80".to_socket_addrs().map(Vec::from_iter))`)
+//!   and connect to the addresses it returns.
+//! - `std::sync`'s waits: a `Mutex` held across a long operation or contended,
+//!   `Condvar::wait`, `mpsc::Receiver::recv`, `Barrier::wait`,
+//!   `thread::JoinHandle::join` — [`sync`]'s, or [`blocking`].
+//! - Another executor's `block_on` (`futures::executor::block_on`, tokio's
+//!   `Runtime::block_on`) — [`block_on`], or `fibra::tokio::block_on`.
+//! - A loop that computes for long without waiting — call
+//!   [`runtime::yield_now`] now and then to let the others run, or move it to
+//!   [`blocking`] or a Ractor.
+//! - Any C function that blocks — [`blocking`].
 //!
 //! ## Soundness
 //!
@@ -105,6 +208,9 @@
 //! then [`ractor`]. Every `unsafe` block lives in the first three and says why it
 //! holds.
 
+#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod arch;
 mod block_on;
 mod blocking;
@@ -116,6 +222,9 @@ pub mod runtime;
 mod stack;
 pub mod sync;
 pub mod time;
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub mod tokio;
 
 pub use block_on::block_on;
 pub use blocking::blocking;

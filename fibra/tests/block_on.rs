@@ -1,8 +1,10 @@
 //! `block_on`: futures woken from the same runtime, from another OS thread,
 //! never woken (a deadlock `run` reports), and outside a runtime.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -63,6 +65,68 @@ fn a_future_woken_by_another_green_thread_parks_only_its_own() {
         value + ticks.join().unwrap()
     });
     assert_eq!(total, 45);
+}
+
+/// A wake from the waiter's own runtime puts it straight in the run queue: it
+/// runs before the waking thread comes back from `yield_now`. (Through the
+/// queue that other OS threads use, it would only be seen after that round,
+/// and the waker would come back first.)
+#[test]
+fn a_same_runtime_wake_makes_the_thread_runnable_at_once() {
+    let order = fibra::run(|| {
+        let order = Rc::new(RefCell::new(Vec::new()));
+        let shared = Shared::default();
+        let filler = shared.clone();
+        let log = order.clone();
+        let waiter = fibra::spawn(move || {
+            let value = fibra::block_on(shared);
+            log.borrow_mut().push(format!("woken with {value}"));
+        });
+        fibra::runtime::yield_now(); // the waiter polls its future and parks
+        filler.fill(9);
+        fibra::runtime::yield_now();
+        order.borrow_mut().push("filler back".to_string());
+        waiter.join().unwrap();
+        order.take()
+    });
+    assert_eq!(order, ["woken with 9", "filler back"]);
+}
+
+#[test]
+fn a_future_that_wakes_itself_while_polled_is_polled_again() {
+    /// Pending `n` times, waking itself each time.
+    struct Countdown(u32);
+    impl Future for Countdown {
+        type Output = &'static str;
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<&'static str> {
+            if self.0 == 0 {
+                return Poll::Ready("done");
+            }
+            self.0 -= 1;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+    assert_eq!(fibra::run(|| fibra::block_on(Countdown(1000))), "done");
+}
+
+#[test]
+fn a_future_woken_from_another_runtime_completes() {
+    let value = fibra::run(|| {
+        let shared = Shared::default();
+        let filler = shared.clone();
+        // A green thread of a runtime on another OS thread wakes this one.
+        let other_runtime = std::thread::spawn(move || {
+            fibra::run(move || {
+                fibra::time::sleep(Duration::from_millis(5));
+                filler.fill(11);
+            })
+        });
+        let value = fibra::block_on(shared);
+        fibra::blocking(move || other_runtime.join().unwrap());
+        value
+    });
+    assert_eq!(value, 11);
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod e2;
 mod e3;
 mod e4;
 mod echo;
+mod fanin;
 mod limits;
 mod may_child;
 mod park;
@@ -57,6 +58,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
     throughput::http::EXPERIMENT,
     throughput::https::EXPERIMENT,
     pingpong::EXPERIMENT,
+    fanin::EXPERIMENT,
     scale::EXPERIMENT,
     park::EXPERIMENT,
 ];

@@ -1,10 +1,10 @@
 //! What the experiments that measure every runtime at one fixed size share: the
-//! loop that measures each runtime (`spawn`, `echo`, E3, `ractor-pingpong`), and
-//! the rows and verdict of tables of rates.
+//! loop that measures each runtime (`spawn`, `echo`, E3, `ractor-pingpong`,
+//! `ractor-fanin`), and the rows and verdict of tables of rates.
 
 use super::Section;
 use crate::ctx::{Ctx, RUNS};
-use crate::measure::{Best, Outcome, Runs, Timed, best_of_fixed, figure_of, measured};
+use crate::measure::{Best, Outcome, Rated, Runs, Timed, best_of_fixed, figure_of, measured};
 use crate::peers::Launcher;
 use crate::peers::process::{self, RunError};
 use crate::progress;
@@ -107,28 +107,29 @@ pub fn measure_all<A: Copy + Send + 'static, T: Best + Send + 'static>(
 }
 
 /// fibra's rate, if it was measured.
-pub fn fibra_rate(results: &[(&str, Outcome<Runs<Timed>>)]) -> Option<f64> {
-    figure_of(results, "fibra").map(|r| r.best.per_sec())
+pub fn fibra_rate<T: Rated>(results: &[(&str, Outcome<Runs<T>>)]) -> Option<f64> {
+    figure_of(results, "fibra").map(|r| r.best.timed().per_sec())
 }
 
 /// The rows of a table of rates: measured runtimes fastest first, each its name,
 /// `cells` of its best run, its rate's ratio to fibra's and the spread of its
 /// runs' rates; then the others, with why.
-pub fn rows(
-    results: &[(&str, Outcome<Runs<Timed>>)],
-    cells: impl Fn(Timed) -> Vec<String>,
+pub fn rows<T: Rated>(
+    results: &[(&str, Outcome<Runs<T>>)],
+    cells: impl Fn(T) -> Vec<String>,
 ) -> Vec<Row> {
     let fibra = fibra_rate(results);
-    let mut measured: Vec<(&str, Runs<Timed>)> = measured(results).map(|(n, r)| (n, *r)).collect();
-    measured.sort_by(|a, b| b.1.best.per_sec().total_cmp(&a.1.best.per_sec()));
+    let rate = |t: &T| t.timed().per_sec();
+    let mut measured: Vec<(&str, Runs<T>)> = measured(results).map(|(n, r)| (n, *r)).collect();
+    measured.sort_by(|a, b| rate(&b.1.best).total_cmp(&rate(&a.1.best)));
     let mut rows: Vec<Row> = measured
         .into_iter()
         .map(|(name, runs)| {
             let t = runs.best;
             let mut row = vec![name.to_string()];
             row.extend(cells(t));
-            row.push(fibra.map_or("-".into(), |f| times(t.per_sec() / f)));
-            row.push(spread(runs.spread(|t| t.per_sec())));
+            row.push(fibra.map_or("-".into(), |f| times(rate(&t) / f)));
+            row.push(spread(runs.spread(rate)));
             Row::Cells(row)
         })
         .collect();
@@ -138,20 +139,21 @@ pub fn rows(
 
 /// The records of a table of rates: per measured runtime, its events per
 /// second (metric `per_s`) and nanoseconds per event (metric `ns_each`).
-pub fn records(
+pub fn records<T: Rated>(
     experiment: &'static str,
     variant: &str,
-    results: &[(&str, Outcome<Runs<Timed>>)],
+    results: &[(&str, Outcome<Runs<T>>)],
     (per_s, ns_each): (&'static str, &'static str),
 ) -> Vec<Record> {
     record::of_measured(experiment, variant, results, |t| {
+        let t = t.timed();
         vec![(per_s, t.per_sec(), "1/s"), (ns_each, t.ns_each(), "ns")]
     })
 }
 
 /// Whether fibra's rate is at least each of `peers`': e.g. `target: fibra ≥ go,
 /// tokio: met (1.31× go, 1.05× tokio)`.
-pub fn verdict(results: &[(&str, Outcome<Runs<Timed>>)], peers: &[&str]) -> String {
+pub fn verdict<T: Rated>(results: &[(&str, Outcome<Runs<T>>)], peers: &[&str]) -> String {
     let head = format!("target: fibra ≥ {}", peers.join(", "));
     let Some(fibra) = fibra_rate(results) else {
         return format!("{head}: no fibra figure");
@@ -161,7 +163,7 @@ pub fn verdict(results: &[(&str, Outcome<Runs<Timed>>)], peers: &[&str]) -> Stri
     for peer in peers {
         match results.iter().find(|(name, _)| name == peer) {
             Some((_, Outcome::Measured(r))) => {
-                let ratio = fibra / r.best.per_sec();
+                let ratio = fibra / r.best.timed().per_sec();
                 met &= ratio >= 1.0;
                 ratios.push(format!("fibra = {} {peer}", times(ratio)));
             }
@@ -175,6 +177,35 @@ pub fn verdict(results: &[(&str, Outcome<Runs<Timed>>)], peers: &[&str]) -> Stri
         (true, false) => "met where measured",
     };
     format!("{head}: {word} ({})", ratios.join(", "))
+}
+
+/// For tests: runs each external peer of `runtimes` once with `args` and
+/// hands its stdout to `check`; a peer missing from this machine is skipped,
+/// with a line saying so, and fibra-bench's own child programs are left out
+/// (a test binary is not fibra-bench).
+#[cfg(test)]
+pub fn smoke_peers<A, T>(runtimes: Vec<Runtime<A, T>>, args: &[&str], check: impl Fn(&str, &str)) {
+    let ctx = Ctx::new(crate::ctx::Level::Quick);
+    for runtime in runtimes {
+        let launcher = match runtime.runner {
+            Runner::External(launcher) | Runner::Mode(launcher, _) => launcher,
+            Runner::InProcess(_) => continue,
+        };
+        if let Launcher::Child(_) = launcher {
+            continue;
+        }
+        match launcher.prepare(&ctx) {
+            Ok(peer) => {
+                let stdout = process::run(peer.command().args(args), ctx.timeout)
+                    .unwrap_or_else(|e| panic!("{}: {e}", runtime.name));
+                check(runtime.name, &stdout);
+            }
+            Err(crate::peers::Unavailable::Missing(hint)) => {
+                eprintln!("skipped {}: missing ({hint})", runtime.name);
+            }
+            Err(crate::peers::Unavailable::Broken(why)) => panic!("{}: {why}", runtime.name),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -68,6 +68,49 @@ pub fn go(ctx: &Ctx, dir: &Path, rel: &str) -> Result<PathBuf, Unavailable> {
     Ok(out)
 }
 
+/// Compiles the Erlang module `source` (`rel` inside `peers/`) with `erlc`,
+/// again only when the source is newer than the `.beam`; returns `erl`, the
+/// directory that holds the `.beam` (for `-pa`) and the module's name.
+pub fn erlang(
+    ctx: &Ctx,
+    source: &Path,
+    rel: &str,
+) -> Result<(PathBuf, PathBuf, String), Unavailable> {
+    let missing = || Unavailable::Missing("apt-get install erlang-nox".into());
+    let erl = find_program("erl", &[]).ok_or_else(missing)?;
+    let erlc = find_program("erlc", &[]).ok_or_else(missing)?;
+    let module = source
+        .file_stem()
+        .and_then(|m| m.to_str())
+        .ok_or_else(|| Unavailable::Broken(format!("{rel} names no Erlang module")))?
+        .to_string();
+    let dir = cached_path(ctx, rel);
+    let beam = dir.join(format!("{module}.beam"));
+    let build = || -> Result<(), BuildError> {
+        if is_fresh(source, &beam)? {
+            return Ok(());
+        }
+        // erlc names its output after the module, in a directory given: it
+        // compiles into a directory of this process's own, and the `.beam`
+        // is renamed into place, so that an interrupted build leaves no
+        // half-written one.
+        let staging = dir.join(format!("tmp{}", std::process::id()));
+        fs::create_dir_all(&staging).map_err(BuildError::Io)?;
+        let mut cmd = Command::new(&erlc);
+        cmd.arg("-o").arg(&staging).arg(source);
+        let built = process::run(&mut cmd, BUILD_TIMEOUT)
+            .map_err(BuildError::Failed)
+            .and_then(|_| {
+                fs::rename(staging.join(format!("{module}.beam")), &beam).map_err(BuildError::Io)
+            });
+        // Empty once the rename is done; what a failed build left is removed.
+        let _ = fs::remove_dir_all(&staging);
+        built
+    };
+    build().map_err(|e| Unavailable::Broken(e.to_string()))?;
+    Ok((erl, dir, module))
+}
+
 /// Builds the example `example` of the package `package` with its cargo
 /// `features`, with `cargo build --release` in the workspace that `peers/` belongs to; cargo knows itself
 /// whether it is up to date. Every failure is `Broken`: the workspace is this
@@ -159,9 +202,7 @@ fn rebuild_if_stale(
     out: &Path,
     command: impl FnOnce(&Path) -> Command,
 ) -> Result<(), BuildError> {
-    let built = out.metadata().and_then(|m| m.modified()).ok();
-    let newest = newest_mtime(source).map_err(BuildError::Io)?;
-    if built.is_some_and(|built| built >= newest) {
+    if is_fresh(source, out)? {
         return Ok(());
     }
     let dir = out.parent().unwrap_or(Path::new("."));
@@ -169,6 +210,13 @@ fn rebuild_if_stale(
     let tmp = out.with_extension(format!("tmp{}", std::process::id()));
     process::run(&mut command(&tmp), BUILD_TIMEOUT).map_err(BuildError::Failed)?;
     fs::rename(&tmp, out).map_err(BuildError::Io)
+}
+
+/// Whether `out` exists and is newer than everything in `source`.
+fn is_fresh(source: &Path, out: &Path) -> Result<bool, BuildError> {
+    let built = out.metadata().and_then(|m| m.modified()).ok();
+    let newest = newest_mtime(source).map_err(BuildError::Io)?;
+    Ok(built.is_some_and(|built| built >= newest))
 }
 
 /// The latest modification time of `path`, or of any file under it.

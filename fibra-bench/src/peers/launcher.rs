@@ -1,6 +1,6 @@
 //! How each kind of external peer is started: a script under an interpreter, a
-//! C/C++ program compiled here, a Go module, a Java source file, an example of
-//! this workspace.
+//! C/C++ program compiled here, a Go module, a Java source file, an Erlang
+//! module, an example of this workspace.
 
 use super::{Unavailable, build, find_program, java};
 use crate::ctx::Ctx;
@@ -52,6 +52,13 @@ pub enum Launcher {
     Go { module: &'static str },
     /// `source` run by the source launcher of a JDK ≥ 21, with JVM `flags`.
     Java {
+        source: &'static str,
+        flags: &'static [&'static str],
+    },
+    /// The Erlang module `source` (`erlang/NAME.erl`), compiled with `erlc`
+    /// and run as `erl -noshell FLAGS -pa DIR -run NAME main ARGS…`, with
+    /// emulator `flags` such as the scheduler count (`+S 2:2`).
+    Erlang {
         source: &'static str,
         flags: &'static [&'static str],
     },
@@ -157,6 +164,15 @@ impl Launcher {
                     program,
                     args: vec!["--child".into(), experiment.into()],
                 })
+            }
+            Launcher::Erlang { source: rel, flags } => {
+                let source = source(rel)?;
+                let (program, module_dir, module) = build::erlang(ctx, &source, rel)?;
+                let mut args: Vec<OsString> = vec!["-noshell".into()];
+                args.extend(flags.iter().map(OsString::from));
+                args.extend(["-pa".into(), module_dir.into_os_string()]);
+                args.extend(["-run".into(), module.into(), "main".into()]);
+                Ok(Prepared { program, args })
             }
             Launcher::Java { source: rel, flags } => {
                 let source = source(rel)?;

@@ -20,6 +20,17 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("lua5.4", &["-v"]),
     ("luajit", &["-v"]),
     ("go", &["version"]),
+    (
+        "erl",
+        &[
+            "-noshell",
+            "-eval",
+            concat!(
+                r#"io:format("Erlang/OTP ~s, erts ~s~n", "#,
+                "[erlang:system_info(otp_release), erlang:system_info(version)]), halt().",
+            ),
+        ],
+    ),
     ("cc", &["--version"]),
     ("c++", &["--version"]),
     ("strace", &["-V"]),

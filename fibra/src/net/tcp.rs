@@ -110,6 +110,8 @@ impl TcpListener {
         std::iter::repeat_with(move || self.accept().map(|(stream, _)| stream))
     }
 
+    /// The address the listener is bound to (with the port the system chose, if
+    /// it was bound to port 0).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.inner.source().local_addr()
     }
@@ -182,10 +184,12 @@ impl TcpStream {
         })
     }
 
+    /// The address of the remote end.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.inner.source().peer_addr()
     }
 
+    /// The address of this end.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.inner.source().local_addr()
     }
@@ -200,6 +204,7 @@ impl TcpStream {
         self.inner.source().set_nodelay(nodelay)
     }
 
+    /// Whether `TCP_NODELAY` is set.
     pub fn nodelay(&self) -> io::Result<bool> {
         self.inner.source().nodelay()
     }
@@ -217,6 +222,7 @@ impl TcpStream {
         self.inner.set_timeout(Direction::Read, timeout)
     }
 
+    /// The read timeout set by [`set_read_timeout`](Self::set_read_timeout).
     pub fn read_timeout(&self) -> io::Result<Option<Duration>> {
         Ok(self.inner.timeout(Direction::Read))
     }
@@ -231,6 +237,7 @@ impl TcpStream {
         self.inner.set_timeout(Direction::Write, timeout)
     }
 
+    /// The write timeout set by [`set_write_timeout`](Self::set_write_timeout).
     pub fn write_timeout(&self) -> io::Result<Option<Duration>> {
         Ok(self.inner.timeout(Direction::Write))
     }

@@ -78,14 +78,17 @@ impl UdpSocket {
         self.inner.io(Direction::Read, |s| s.recv(buf))
     }
 
+    /// The address the socket is bound to.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.inner.source().local_addr()
     }
 
+    /// The address of the peer set by [`connect`](Self::connect).
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.inner.source().peer_addr()
     }
 
+    /// Sets `SO_BROADCAST`: whether datagrams may be sent to a broadcast address.
     pub fn set_broadcast(&self, on: bool) -> io::Result<()> {
         self.inner.source().set_broadcast(on)
     }

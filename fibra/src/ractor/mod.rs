@@ -42,6 +42,46 @@
 //! only that green thread; on a plain OS thread (such as `main`) it blocks that
 //! thread.
 //!
+//! # From async code
+//!
+//! A task of any async executor (tokio, async-std, `fibra::block_on`) can hand
+//! work to Ractors and await it without blocking the executor's thread:
+//!
+//! - **`ractor.await`** waits for the final value: `Ractor` implements
+//!   [`IntoFuture`] (the future is a [`Join`]) and
+//!   resolves to what [`Ractor::join`] returns — as `.await` on a tokio
+//!   `JoinHandle` gives a task's result.
+//! - **[`Ractor::take_async`]** takes the next yielded value (a [`Take`]).
+//! - **[`Ractor::send`]** never waits (the incoming port is unbounded), so async
+//!   code calls it as it is.
+//!
+//! The blocking methods keep the plain names, as in the rest of fibra, where
+//! waiting parks a green thread; the async one takes the `_async` suffix, and
+//! the final value gets `IntoFuture` because awaiting a handle for its result is
+//! what Rust's executors already do. Both futures are `Send` when the values
+//! are, and cancel-safe: one dropped while pending (a lost `select!` branch, a
+//! timeout) has taken nothing, and the value stays for the next taker or
+//! joiner.
+//!
+//! ```
+//! use fibra::ractor::{Context, Ractor};
+//!
+//! let squarer = Ractor::new(|ctx: &Context<u64, u64>| {
+//!     while let Ok(n) = ctx.receive() {
+//!         ctx.yield_value(n * n).unwrap();
+//!     }
+//!     "closed"
+//! });
+//! // Inside a task of any executor; here fibra's own block_on runs it.
+//! let (square, end) = fibra::block_on(async {
+//!     squarer.send(12).unwrap();
+//!     let square = squarer.take_async().await.unwrap();
+//!     squarer.close_incoming();
+//!     (square, squarer.await.unwrap())
+//! });
+//! assert_eq!((square, end), (144, "closed"));
+//! ```
+//!
 //! # Isolation, checked by the compiler
 //!
 //! Ruby checks at run time that a Ractor touches no shared mutable object, and
@@ -63,31 +103,35 @@
 //! | `r.send(v)`, `r << v` | [`Ractor::send`] |
 //! | `Ractor.receive` | [`Context::receive`] |
 //! | `Ractor.yield(v)` | [`Context::yield_value`] |
-//! | `r.take` | [`Ractor::take`] |
+//! | `r.take` | [`Ractor::take`]; from async code [`Ractor::take_async`] |
 //! | `Ractor.select(r1, r2)` | [`select`]`(&[&r1, &r2])` |
 //! | `r.close_incoming`, `r.close_outgoing` | [`Ractor::close_incoming`], [`Ractor::close_outgoing`] (and the same on [`Context`]) |
-//! | `r.value` | [`Ractor::join`] |
+//! | `r.value` | [`Ractor::join`]; from async code `ractor.await` |
 //! | `Ractor.make_shareable(obj)` | [`make_shareable`]`(value)` → [`Arc`] |
 //! | `Ractor.shareable?(obj)` | the bound `T: Sync` (checked by the compiler) |
 //! | `Ractor::RemoteError`, `Ractor::ClosedError` | [`RemoteError`], [`TakeError`], [`SendError`], [`Closed`] |
 
 mod error;
+mod future;
 mod mailbox;
 mod outbox;
 mod pool;
+mod waiters;
 
 pub use error::{Closed, RemoteError, SendError, TakeError};
+pub use future::{Join, Take};
 pub use pool::Pool;
 
 use crate::runtime::WaitReason;
 use crate::runtime::scheduler::Cancelled;
-use crate::runtime::waiter::{self, Waiter};
+use crate::runtime::waiter;
 use mailbox::Mailbox;
 use outbox::Outbox;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use waiters::Waiters;
 
 /// A Ractor: a handle on an actor running on a worker of a [`Pool`].
 ///
@@ -128,6 +172,7 @@ where
 
 impl<In, Out, R> Ractor<In, Out, R> {
     /// Queues `message` in the Ractor's incoming port (Ruby's `Ractor#send`).
+    /// It never waits (the port has no bound), so async code calls it as it is.
     ///
     /// # Errors
     ///
@@ -327,7 +372,7 @@ struct Outcome<R> {
 struct OutcomeState<R> {
     finished: bool,
     value: Option<Result<R, RemoteError>>,
-    joiners: Vec<Waiter>,
+    joiners: Waiters,
 }
 
 impl<R> Outcome<R> {
@@ -336,7 +381,7 @@ impl<R> Outcome<R> {
             state: Mutex::new(OutcomeState {
                 finished: false,
                 value: None,
-                joiners: Vec::new(),
+                joiners: Waiters::default(),
             }),
         }
     }
@@ -350,25 +395,35 @@ impl<R> Outcome<R> {
             let mut state = self.lock();
             state.finished = true;
             state.value = Some(value);
-            std::mem::take(&mut state.joiners)
+            state.joiners.take()
         };
-        joiners.iter().for_each(Waiter::wake);
+        joiners.wake();
     }
 
     fn wait(&self) -> Result<R, RemoteError> {
         loop {
-            {
-                let mut state = self.lock();
-                if state.finished {
-                    return state
-                        .value
-                        .take()
-                        .unwrap_or(Err(RemoteError::AlreadyJoined));
-                }
-                state.joiners.push(Waiter::current());
+            if let Some(outcome) = self.try_join(Waiters::add_current) {
+                return outcome;
             }
             waiter::wait(WaitReason::RactorJoin);
         }
+    }
+
+    /// The final value if the body has finished (or `AlreadyJoined` if another
+    /// joiner took it); else `None`, after `register` has registered the
+    /// caller to be woken when it finishes.
+    fn try_join(&self, register: impl FnOnce(&mut Waiters)) -> Option<Result<R, RemoteError>> {
+        let mut state = self.lock();
+        if state.finished {
+            return Some(
+                state
+                    .value
+                    .take()
+                    .unwrap_or(Err(RemoteError::AlreadyJoined)),
+            );
+        }
+        register(&mut state.joiners);
+        None
     }
 }
 
@@ -397,7 +452,7 @@ pub fn select<In, Out, R>(ractors: &[&Ractor<In, Out, R>]) -> (usize, Result<Out
     );
     loop {
         for (index, ractor) in ractors.iter().enumerate() {
-            if let Some(outcome) = ractor.ports.outgoing.try_take(true) {
+            if let Some(outcome) = ractor.ports.outgoing.try_take(Waiters::add_current) {
                 return (index, outcome);
             }
         }

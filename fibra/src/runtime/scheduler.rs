@@ -93,6 +93,23 @@ pub(crate) fn current() -> Rc<Scheduler> {
     )
 }
 
+/// Wakes `unparker`'s green thread directly if it belongs to the runtime running
+/// on this OS thread — straight into the run queue, without the remote queue's
+/// lock or a wake of the poller — and returns whether it did. `false` means the
+/// thread is another runtime's (or none runs here, or this OS thread is
+/// ending and its thread-locals are gone): unpark it remotely.
+pub(crate) fn wake_if_local(unparker: &Unparker) -> bool {
+    CURRENT
+        .try_with(|c| match &*c.borrow() {
+            Some(scheduler) if Arc::ptr_eq(&scheduler.remote, &unparker.remote) => {
+                scheduler.wake(unparker.task);
+                true
+            }
+            _ => false,
+        })
+        .unwrap_or(false)
+}
+
 /// The name of the running green thread, if it has one.
 pub(crate) fn current_name() -> Option<Arc<str>> {
     let scheduler = try_current()?;

@@ -2,17 +2,20 @@
 //! thread alike. Ractor mailboxes are filled and emptied by threads of
 //! different workers (and by threads outside any runtime, such as `main`), so
 //! whoever waits must be wakeable from anywhere: a green thread through its
-//! [`Unparker`], an OS thread through `std::thread::Thread::unpark`.
+//! [`Unparker`], an OS thread through `std::thread::Thread::unpark`, and a
+//! task of any async executor (awaiting a Ractor) through its [`Waker`].
 
 use super::remote::Unparker;
 use super::scheduler;
 use super::wait::WaitReason;
+use std::task::Waker;
 
-/// Wakes one waiting thread, green or not. `Send` and `Sync`.
+/// Wakes one waiting thread, green or not, or an async task. `Send` and `Sync`.
 #[derive(Clone, Debug)]
 pub(crate) enum Waiter {
     Green(Unparker),
     Os(std::thread::Thread),
+    Task(Waker),
 }
 
 impl Waiter {
@@ -31,6 +34,7 @@ impl Waiter {
         match self {
             Waiter::Green(unparker) => unparker.unpark(),
             Waiter::Os(thread) => thread.unpark(),
+            Waiter::Task(waker) => waker.wake_by_ref(),
         }
     }
 }

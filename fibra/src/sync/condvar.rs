@@ -51,6 +51,7 @@ struct Waiter {
 }
 
 impl Condvar {
+    /// A condition variable with no waiter.
     pub const fn new() -> Condvar {
         Condvar {
             waiters: RefCell::new(WaitList::new()),

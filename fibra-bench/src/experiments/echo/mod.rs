@@ -168,9 +168,8 @@ fn run(ctx: &Ctx) -> Section {
     section
 }
 
-/// Parses a peer's `round_trips=<int> ns=<int>`, which must have made `total`
-/// (echo and ractor-pingpong).
-pub(super) fn parse(stdout: &str, total: u64) -> Result<Timed, String> {
+/// Parses a peer's `round_trips=<int> ns=<int>`, which must have made `total`.
+fn parse(stdout: &str, total: u64) -> Result<Timed, String> {
     let fields = parse_line(stdout, &["round_trips", "ns"]).map_err(|e| e.to_string())?;
     match (fields[0], fields[1]) {
         (count, _) if count != total => Err(format!("made {count} round trips, not {total}")),

@@ -1,5 +1,7 @@
 //! Ping-pong on fibra: two Ractors on the two workers of a pool of their own.
 
+use super::RoundTrips;
+use crate::latency::{Percentiles, Sampler};
 use crate::measure::Timed;
 use fibra::ractor::{Context, Pool, Ractor};
 use std::thread::{self, ThreadId};
@@ -7,7 +9,7 @@ use std::time::{Duration, Instant};
 
 /// What pong is sent: first a handle on ping, to reply to; then the balls.
 enum ToPong {
-    ReplyTo(Ractor<u64, (), (Duration, ThreadId)>),
+    ReplyTo(Ractor<u64, (), (Duration, Percentiles, ThreadId)>),
     Ball(u64),
 }
 
@@ -16,7 +18,7 @@ enum ToPong {
 /// Each body runs on a worker of its own (checked). (Send and take — pong
 /// offering each reply with `yield_value` — measured 5–15 % slower here: a
 /// rendezvous wakes the other worker three times per round trip, not twice.)
-pub fn push(n: u64) -> Result<Timed, String> {
+pub fn push(n: u64) -> Result<RoundTrips, String> {
     let pool = Pool::new(2);
     // Placed on the least loaded worker: pong on one, ping on the other.
     let pong: Ractor<ToPong, (), ThreadId> = pool.spawn(|ctx: &Context<ToPong>| {
@@ -33,25 +35,31 @@ pub fn push(n: u64) -> Result<Timed, String> {
     let to_pong = pong.clone();
     let ping = pool.spawn(move |ctx: &Context<u64>| {
         let mut ball = ctx.receive().expect("main's start signal");
+        let mut sampler = Sampler::new(n);
         let start = Instant::now();
         for _ in 0..n {
-            if to_pong.send(ToPong::Ball(ball)).is_err() {
-                break;
-            }
-            ball = ctx.receive().expect("pong replies while it has balls");
+            let back = sampler.time(|| {
+                to_pong.send(ToPong::Ball(ball)).ok()?;
+                Some(ctx.receive().expect("pong replies while it has balls"))
+            });
+            let Some(back) = back else { break };
+            ball = back;
         }
         let elapsed = start.elapsed();
         to_pong.close_incoming();
         assert_eq!(ball, n, "every ball came back");
-        (elapsed, thread::current().id())
+        (elapsed, sampler.percentiles(), thread::current().id())
     });
     pong.send(ToPong::ReplyTo(ping.clone()))
         .map_err(|_| "pong ended early")?;
     ping.send(0).map_err(|_| "ping ended early")?;
-    let (elapsed, ping_thread) = ping.join().map_err(|e| format!("ping: {e}"))?;
+    let (elapsed, latency, ping_thread) = ping.join().map_err(|e| format!("ping: {e}"))?;
     let pong_thread = pong.join().map_err(|e| format!("pong: {e}"))?;
     placed_apart(ping_thread, pong_thread)?;
-    Ok(Timed::new(n, elapsed))
+    Ok(RoundTrips {
+        timed: Timed::new(n, elapsed),
+        latency,
+    })
 }
 
 fn placed_apart(ping: ThreadId, pong: ThreadId) -> Result<(), String> {

@@ -39,10 +39,12 @@ impl<T> TrySendError<T> {
         }
     }
 
+    /// Whether the channel was full.
     pub fn is_full(&self) -> bool {
         matches!(self, TrySendError::Full(_))
     }
 
+    /// Whether every receiver was gone.
     pub fn is_disconnected(&self) -> bool {
         matches!(self, TrySendError::Disconnected(_))
     }
@@ -58,10 +60,12 @@ pub enum TryRecvError {
 }
 
 impl TryRecvError {
+    /// Whether the channel was only empty for now.
     pub fn is_empty(&self) -> bool {
         matches!(self, TryRecvError::Empty)
     }
 
+    /// Whether every sender was gone.
     pub fn is_disconnected(&self) -> bool {
         matches!(self, TryRecvError::Disconnected)
     }
@@ -85,10 +89,12 @@ impl<T> SendTimeoutError<T> {
         }
     }
 
+    /// Whether the time ran out.
     pub fn is_timeout(&self) -> bool {
         matches!(self, SendTimeoutError::Timeout(_))
     }
 
+    /// Whether every receiver was gone.
     pub fn is_disconnected(&self) -> bool {
         matches!(self, SendTimeoutError::Disconnected(_))
     }
@@ -105,10 +111,12 @@ pub enum RecvTimeoutError {
 }
 
 impl RecvTimeoutError {
+    /// Whether the time ran out.
     pub fn is_timeout(&self) -> bool {
         matches!(self, RecvTimeoutError::Timeout)
     }
 
+    /// Whether every sender was gone.
     pub fn is_disconnected(&self) -> bool {
         matches!(self, RecvTimeoutError::Disconnected)
     }

@@ -1,0 +1,139 @@
+//! Futures that need tokio, from green threads (cargo feature `tokio`).
+//!
+//! Much of Rust's async ecosystem — `tokio::net`, hyper's and reqwest's
+//! clients, sqlx, tonic — needs tokio's reactor and timer to be running, and
+//! [`fibra::block_on`](crate::block_on) alone does not run them. This module
+//! keeps a tokio runtime in the background, started on first use, and
+//! [`block_on`] polls a future with that runtime as the current one: the
+//! sockets and timers the future makes belong to it, the tasks it spawns run on
+//! it, and its threads deliver the wake-ups. The calling green thread is
+//! parked until the future completes; the runtime's other green threads run
+//! meanwhile.
+//!
+//! ```
+//! # fn main() -> std::io::Result<()> {
+//! use std::time::Duration;
+//!
+//! fibra::run(|| {
+//!     let ticker = fibra::spawn(|| {
+//!         (0..3).for_each(|_| fibra::time::sleep(Duration::from_millis(1)));
+//!         "ticked"
+//!     });
+//!     // A tokio timer: only this green thread waits for it.
+//!     fibra::tokio::block_on(async { tokio::time::sleep(Duration::from_millis(10)).await });
+//!     assert_eq!(ticker.join().unwrap(), "ticked");
+//!
+//!     // A tokio socket: bound on the background runtime, used from here.
+//!     let listener = fibra::tokio::block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+//!     assert!(listener.local_addr()?.ip().is_loopback());
+//!     Ok(())
+//! })
+//! # }
+//! ```
+//!
+//! # Make tokio's futures inside the future
+//!
+//! Some of tokio's futures look for the current runtime when they are
+//! *made*, not when first polled: `tokio::time::sleep`, `timeout`,
+//! `interval`. Made before the call, outside any runtime, they panic with
+//! tokio's "there is no reactor running". Make them inside an `async` block,
+//! which `block_on` polls with the runtime current:
+//! `fibra::tokio::block_on(async { tokio::time::sleep(d).await })`, not
+//! `fibra::tokio::block_on(tokio::time::sleep(d))`. An `async fn`'s future
+//! (`TcpStream::connect(addr)`, a client's `send_request`) runs nothing until
+//! it is polled, so it may be passed as it is.
+//!
+//! # The background runtime
+//!
+//! A multi-thread tokio runtime with [`WORKER_THREADS`] worker threads named
+//! `fibra-tokio`, with every driver the enabled tokio features provide (IO and
+//! time when tokio's `net` and `time` features are on, as they are for any
+//! crate that uses them). Its threads drive the reactor and run the tasks that
+//! futures spawn (a hyper connection, say); the futures passed to [`block_on`]
+//! themselves are polled on the calling thread, so they may borrow from its
+//! stack and need not be `Send`. It lives as long as the process.
+//! [`handle`] gives it to code that wants to spawn on it directly.
+//!
+//! # Called from inside a tokio runtime
+//!
+//! From a green thread, [`block_on`] only ever parks that green thread. From a
+//! plain OS thread it blocks the thread, which inside a tokio runtime would
+//! stall the tasks of that runtime's thread — perhaps the very ones the future
+//! waits for. So, on a thread of a *multi-thread* tokio runtime, `block_on`
+//! first hands the thread's other tasks to another worker, as
+//! [`tokio::task::block_in_place`] does; on a thread of a *current-thread*
+//! runtime, which has nowhere to hand them, it panics and says so rather than
+//! risk a deadlock. Async code should `.await` the future instead.
+
+use crate::block_on::in_green_thread;
+use ::tokio::runtime::{Builder, Handle, Runtime, RuntimeFlavor};
+use std::future::{Future, poll_fn};
+use std::pin::pin;
+use std::sync::OnceLock;
+
+/// The number of worker threads of the background runtime: enough to drive
+/// its reactor and timers and run the small tasks that clients spawn while
+/// one of them is busy; the CPU work belongs to green threads and Ractors.
+pub const WORKER_THREADS: usize = 2;
+
+/// The background runtime, started on first use.
+fn runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        Builder::new_multi_thread()
+            .worker_threads(WORKER_THREADS)
+            .thread_name("fibra-tokio")
+            .enable_all()
+            .build()
+            .unwrap_or_else(|err| panic!("fibra: cannot start the background tokio runtime: {err}"))
+    })
+}
+
+/// A handle on the background tokio runtime (started now if it has not been),
+/// to spawn tasks on it or enter it.
+///
+/// ```
+/// let task = fibra::tokio::handle().spawn(async { 6 * 7 });
+/// assert_eq!(fibra::tokio::block_on(task).unwrap(), 42);
+/// ```
+pub fn handle() -> Handle {
+    runtime().handle().clone()
+}
+
+/// Runs `future` to completion with the background tokio runtime as the
+/// current one, and returns its output: in a green thread, parking only that
+/// green thread until the future is done; on a plain OS thread, blocking it.
+///
+/// Each poll happens on the calling thread with the runtime
+/// [entered](Handle::enter), so the future may create tokio sockets and timers
+/// and spawn tasks; the runtime's threads drive them and wake the caller.
+/// Futures that need a runtime when they are made (`tokio::time::sleep`) must
+/// be made inside the future: see the [module docs](self#make-tokios-futures-inside-the-future). A
+/// panic in the future continues in the caller. See the [module docs](self)
+/// for the runtime and for calls from inside a tokio runtime.
+///
+/// # Panics
+///
+/// If the future panics; if the background runtime cannot be started; if,
+/// outside a green thread, the calling OS thread's current tokio runtime is a
+/// current-thread one, which this would block.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let handle = runtime().handle();
+    let mut future = pin!(future);
+    let entered = poll_fn(move |cx| {
+        let _entered = handle.enter();
+        future.as_mut().poll(cx)
+    });
+    if in_green_thread() {
+        return crate::block_on(entered);
+    }
+    match Handle::try_current().map(|current| current.runtime_flavor()) {
+        Err(_) => crate::block_on(entered),
+        Ok(RuntimeFlavor::CurrentThread) => panic!(
+            "fibra::tokio::block_on: this OS thread runs a current-thread tokio runtime, which \
+             blocking here would stall (perhaps with what the future waits for); .await the \
+             future instead, or call this from a green thread or a blocking thread"
+        ),
+        Ok(_) => ::tokio::task::block_in_place(|| crate::block_on(entered)),
+    }
+}

@@ -1,0 +1,3 @@
+module fibra-peers/fanin
+
+go 1.21
