@@ -122,6 +122,19 @@ fn a_thread_that_holds_its_os_thread_is_named_once_when_it_stalls_and_once_when_
 }
 
 #[test]
+fn a_ractor_that_holds_its_worker_is_named_with_the_worker() {
+    let out = child("ractor_stall", &[("FIBRA_STALL_MS", "50")]);
+    assert!(out.status.success(), "{out:?}");
+    let lines = fibra_lines(&out);
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert!(
+        lines[0].contains("on OS thread 'fibra-ractor-"),
+        "{lines:#?}"
+    );
+    assert!(lines[1].contains("parked or yielded after"), "{lines:#?}");
+}
+
+#[test]
 fn the_builder_sets_the_stall_threshold_and_overrides_the_environment() {
     let out = child("stall_builder", &[("FIBRA_STALL_MS", "0")]);
     assert!(out.status.success(), "{out:?}");
@@ -480,7 +493,17 @@ fn a_dump_of_100_000_parked_threads_groups_them_by_backtrace() {
                     .collect();
                 runtime::yield_now();
                 let dump = runtime::dump();
-                assert_eq!(threads_on(&dump, "crowd").len(), n + 1);
+                let threads = threads_on(&dump, "crowd");
+                assert_eq!(threads.len(), n + 1);
+                assert_eq!(threads[0].state, ThreadState::Running);
+                assert!(
+                    threads[0]
+                        .backtrace
+                        .iter()
+                        .any(|f| f.function.contains("a_dump_of_100_000")),
+                    "{:?}",
+                    threads[0].backtrace
+                );
                 let text = dump.to_string();
                 let head = &text[..text.len().min(4000)];
                 let group = format!("{n} green threads (#2, #3,");
@@ -589,6 +612,11 @@ fn child_process() {
             // bound only keeps an orphan from living on.
             fibra::time::sleep(Duration::from_secs(60));
         }),
+        Ok("ractor_stall") => {
+            let sleeper =
+                Ractor::<(), (), ()>::new(|_| std::thread::sleep(Duration::from_millis(300)));
+            sleeper.join().unwrap();
+        }
         Ok("stall_builder") => runtime::Builder::new()
             .stall_threshold(Some(Duration::from_millis(50)))
             .run(|| std::thread::sleep(Duration::from_millis(300))),
