@@ -158,6 +158,21 @@
 //! green thread) is a few dozen instructions and one context switch of a few
 //! nanoseconds (see `arch/x86_64.rs`).
 //!
+//! # What an idle Ractor costs
+//!
+//! A Ractor whose body has started and waits (in `receive`, say) holds one
+//! touched page of its stack — 4 KiB on x86_64, the least a stack with a
+//! guard page below it can touch — and about 900 bytes of heap: its ports
+//! (the mailbox's two cache lines, the outbox), its outcome, its green
+//! thread's entry and fiber, and the mailbox's stub node. A goroutine costs
+//! about 2.8 KiB because Go starts stacks at 2 KiB and moves them as they grow
+//! (its collector knows every pointer into a stack); a Rust stack cannot
+//! move while anything points into it, and copying stacks in and out of a
+//! shared one would break pinned futures and scoped threads that point into
+//! a parked Ractor's stack (see the `# Soundness` docs of the crate). So the
+//! page is fibra's floor per started Ractor; a Ractor that has not started
+//! yet holds no stack at all (green threads take theirs when they first run).
+//!
 //! # Ruby names
 //!
 //! | Ruby | fibra |
