@@ -45,7 +45,7 @@
 //! stderr names it, and one more says when it gave its OS thread back:
 //!
 //! ```text
-//! fibra: green thread 'importer' (#4) on OS thread 'main' has run for 104 ms without parking or yielding; the other green threads of its runtime cannot run meanwhile (a blocking call? use fibra::blocking)
+//! fibra: green thread 'importer' (#4) on OS thread 'main' has run for 104 ms without parking or yielding; the other green threads of its runtime cannot run meanwhile (a blocking call? use fibra::blocking; a long computation? call fibra::runtime::yield_now now and then)
 //! fibra: green thread 'importer' (#4) on OS thread 'main' parked or yielded after 301 ms
 //! ```
 //!
