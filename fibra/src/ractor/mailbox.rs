@@ -691,6 +691,10 @@ mod tests {
         }
         let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(mailbox)));
         assert!(dropped.is_err());
-        assert_eq!(Arc::strong_count(&counted), 1, "the other messages were dropped");
+        assert_eq!(
+            Arc::strong_count(&counted),
+            1,
+            "the other messages were dropped"
+        );
     }
 }

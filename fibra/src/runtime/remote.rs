@@ -275,7 +275,8 @@ mod tests {
         while got < rounds {
             if remote.prepare_to_sleep() {
                 let start = Instant::now();
-                poll.poll(&mut events, Some(Duration::from_secs(5))).unwrap();
+                poll.poll(&mut events, Some(Duration::from_secs(5)))
+                    .unwrap();
                 assert!(
                     start.elapsed() < Duration::from_secs(4),
                     "slept through a wake after {got} ids"
