@@ -463,19 +463,33 @@ impl<T> Mailbox<T> {
 
 impl<T> Drop for Mailbox<T> {
     fn drop(&mut self) {
-        // SAFETY: `&mut self`: nobody else can reach the mailbox, so this is
-        // its only consumer. The loop drops the messages never received.
-        while unsafe { self.pop() }.is_some() {}
-        // SAFETY: the stub is the last node, and the retired and spare nodes
-        // (if any) are not in the queue; nothing points to any of them now.
-        unsafe {
-            drop(Box::from_raw(*self.receiver.head.get()));
-            for node in [*self.receiver.retired.get(), *self.spare.get_mut()] {
-                if !node.is_null() {
-                    drop(Box::from_raw(node));
+        /// Drops the messages left and frees the nodes when dropped, so that
+        /// it still does when a message's destructor panics in the loop
+        /// below (a second panic then aborts, as in a `Vec`).
+        struct Rest<'a, T>(&'a Mailbox<T>);
+        impl<T> Drop for Rest<'_, T> {
+            fn drop(&mut self) {
+                // SAFETY: the mailbox is being dropped (`&mut self` above):
+                // nobody else can reach it, so this is its only consumer.
+                while unsafe { self.0.pop() }.is_some() {}
+                // SAFETY: the stub is the last node, and the retired and
+                // spare nodes (if any) are not in the queue; nothing points
+                // to any of them now.
+                unsafe {
+                    drop(Box::from_raw(*self.0.receiver.head.get()));
+                    let spare = self.0.spare.load(Ordering::Relaxed);
+                    for node in [*self.0.receiver.retired.get(), spare] {
+                        if !node.is_null() {
+                            drop(Box::from_raw(node));
+                        }
+                    }
                 }
             }
         }
+        let rest = Rest(self);
+        // SAFETY: as in `Rest::drop`. The loop drops the messages never
+        // received; `rest` frees the nodes.
+        while unsafe { rest.0.pop() }.is_some() {}
     }
 }
 
@@ -560,5 +574,127 @@ mod tests {
         closer.join().unwrap();
         let sent: Vec<usize> = senders.into_iter().map(|t| t.join().unwrap()).collect();
         assert_eq!(next.to_vec(), sent, "every accepted message was received");
+    }
+
+    /// The receiver changes OS thread between waits (one at a time, as the
+    /// contract allows; each one forgets its waiter when done, as a dropped
+    /// `Context` does) while senders keep waking it: a new receiver writes
+    /// `waiter` only once no waker of the last one still reads it.
+    #[test]
+    fn a_receiver_that_changes_thread_while_senders_wake_it() {
+        const SENDERS: usize = 2;
+        let each: usize = if cfg!(miri) { 12 } else { 20_000 };
+        let mailbox = Arc::new(Mailbox::new());
+        let senders: Vec<_> = (0..SENDERS)
+            .map(|s| {
+                let mailbox = mailbox.clone();
+                thread::spawn(move || {
+                    for i in 0..each {
+                        mailbox.send((s, i)).unwrap();
+                        if i % 4 == 0 {
+                            thread::yield_now();
+                        }
+                    }
+                })
+            })
+            .collect();
+        let mut next = [0; SENDERS];
+        let mut received = 0;
+        while received < SENDERS * each {
+            let chunk = (SENDERS * each - received).min(if cfg!(miri) { 3 } else { 97 });
+            let mailbox = mailbox.clone();
+            let mut seen = next;
+            next = thread::spawn(move || {
+                for _ in 0..chunk {
+                    // SAFETY: one receiving thread at a time (joined below).
+                    let (s, i) = unsafe { mailbox.receive() }.unwrap();
+                    assert_eq!(i, seen[s]);
+                    seen[s] += 1;
+                }
+                // SAFETY: as above.
+                unsafe { mailbox.forget_receiver() };
+                seen
+            })
+            .join()
+            .unwrap();
+            received += chunk;
+        }
+        senders.into_iter().for_each(|t| t.join().unwrap());
+        assert_eq!(next, [each; SENDERS]);
+    }
+
+    /// Two threads bounce messages through two mailboxes, so each mailbox's
+    /// spare node goes back and forth between its receiver and its sender,
+    /// with a third thread sending too (contending for the spare).
+    #[test]
+    fn spare_nodes_bounce_between_a_receiver_and_senders() {
+        let rounds: usize = if cfg!(miri) { 25 } else { 50_000 };
+        let ping = Arc::new(Mailbox::new());
+        let pong = Arc::new(Mailbox::new());
+        let extra = {
+            let ping = ping.clone();
+            thread::spawn(move || {
+                for i in 0..rounds {
+                    ping.send(usize::MAX - i).unwrap();
+                }
+            })
+        };
+        let echo = {
+            let (ping, pong) = (ping.clone(), pong.clone());
+            thread::spawn(move || {
+                let mut extras = 0;
+                let mut echoed = 0;
+                while echoed < rounds || extras < rounds {
+                    // SAFETY: this thread is ping's only consumer.
+                    let n = unsafe { ping.receive() }.unwrap();
+                    if n > usize::MAX / 2 {
+                        assert_eq!(n, usize::MAX - extras);
+                        extras += 1;
+                    } else {
+                        assert_eq!(n, echoed);
+                        echoed += 1;
+                        pong.send(vec![n; 3]).unwrap();
+                    }
+                }
+            })
+        };
+        for i in 0..rounds {
+            ping.send(i).unwrap();
+            // SAFETY: this thread is pong's only consumer.
+            assert_eq!(unsafe { pong.receive() }, Ok(vec![i; 3]));
+        }
+        echo.join().unwrap();
+        extra.join().unwrap();
+    }
+
+    /// A message whose destructor panics while the mailbox drops the messages
+    /// never received: the others are still dropped (as a `Vec` or a
+    /// `VecDeque` would), not leaked with their nodes.
+    #[test]
+    fn a_panicking_message_drop_leaks_nothing_else() {
+        struct Bomb {
+            panics: bool,
+            _counted: Arc<()>,
+        }
+        impl Drop for Bomb {
+            fn drop(&mut self) {
+                if self.panics {
+                    panic!("boom");
+                }
+            }
+        }
+        let counted = Arc::new(());
+        let mailbox = Mailbox::new();
+        for panics in [true, false, false, false] {
+            let _counted = counted.clone();
+            mailbox.send(Bomb { panics, _counted }).unwrap();
+        }
+        let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(mailbox)));
+        assert!(dropped.is_err());
+        assert_eq!(
+            Arc::strong_count(&counted),
+            1,
+            "the other messages were dropped"
+        );
     }
 }

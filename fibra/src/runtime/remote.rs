@@ -245,4 +245,49 @@ mod tests {
         remote.take(&mut taken);
         assert_eq!(taken.len(), 2);
     }
+
+    /// The Dekker pair under stress: a consumer that sleeps in the poller
+    /// whenever the queue looks empty, and a producer that pushes one id at a
+    /// time and waits for it to be taken. A lost wake shows as a poll that
+    /// sleeps its whole (long) timeout.
+    #[test]
+    #[cfg_attr(miri, ignore = "epoll")]
+    fn a_runtime_about_to_sleep_never_sleeps_through_a_push() {
+        use std::sync::atomic::AtomicUsize;
+        let rounds: usize = 20_000;
+        let (mut poll, remote) = remote();
+        let remote = Arc::new(remote);
+        let taken = Arc::new(AtomicUsize::new(0));
+        let producer = {
+            let (remote, taken) = (remote.clone(), taken.clone());
+            std::thread::spawn(move || {
+                for i in 0..rounds {
+                    remote.push(id(i));
+                    while taken.load(Ordering::Acquire) <= i {
+                        std::hint::spin_loop();
+                    }
+                }
+            })
+        };
+        let mut events = mio::Events::with_capacity(4);
+        let mut ids = Vec::new();
+        let mut got = 0;
+        while got < rounds {
+            if remote.prepare_to_sleep() {
+                let start = Instant::now();
+                poll.poll(&mut events, Some(Duration::from_secs(5)))
+                    .unwrap();
+                assert!(
+                    start.elapsed() < Duration::from_secs(4),
+                    "slept through a wake after {got} ids"
+                );
+                remote.woke_up();
+            }
+            remote.take(&mut ids);
+            got += ids.len();
+            ids.clear();
+            taken.store(got, Ordering::Release);
+        }
+        producer.join().unwrap();
+    }
 }
