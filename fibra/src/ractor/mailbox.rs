@@ -92,6 +92,12 @@ const WAKER: usize = 1 << 2;
 const WAKERS: usize = ((1 << 20) - 1) * WAKER;
 /// One sender in flight (a count in the bits above).
 const SENDER: usize = 1 << 22;
+// The sender count has the 42 bits above `SENDER` on a 64-bit target, more than
+// there can be threads; on a 32-bit one it would have 10 and could wrap.
+const _: () = assert!(
+    usize::BITS == 64,
+    "the mailbox's sender count needs a 64-bit usize"
+);
 
 struct Node<T> {
     next: AtomicPtr<Node<T>>,
