@@ -197,13 +197,13 @@ pub struct Frame {
 /// `cargo run --example dump` prints this (paths shortened):
 ///
 /// ```text
-/// fibra dump: 3 runtimes, 8 green threads
+/// fibra dump: 3 runtimes, 9 green threads, 2 Ractors
 ///
 /// runtime on OS thread 'main': 5 green threads
 ///
 ///   green thread #1: running
 ///     0: dump::main::{{closure}}
-///            at fibra/examples/dump.rs:37
+///            at fibra/examples/dump.rs:42
 ///
 ///   3 green threads ('clerk-0' #2, 'clerk-1' #3, 'clerk-2' #4): parked on channel receive, for 20 ms
 ///     0: fibra::sync::channel::Receiver<T>::recv_until
@@ -211,9 +211,9 @@ pub struct Frame {
 ///     1: fibra::sync::channel::Receiver<T>::recv
 ///            at fibra/src/sync/channel/mod.rs:308
 ///     2: dump::wait_for_orders
-///            at fibra/examples/dump.rs:16
+///            at fibra/examples/dump.rs:17
 ///     3: dump::main::{{closure}}::{{closure}}::{{closure}}
-///            at fibra/examples/dump.rs:27
+///            at fibra/examples/dump.rs:28
 ///
 ///   green thread #5: parked on sleep (due in 279 ms), for 20 ms
 ///     0: fibra::time::sleep_until
@@ -221,29 +221,37 @@ pub struct Frame {
 ///     1: fibra::time::sleep
 ///            at fibra/src/time.rs:17
 ///     2: dump::main::{{closure}}::{{closure}}
-///            at fibra/examples/dump.rs:32
+///            at fibra/examples/dump.rs:33
 ///
 /// runtime on OS thread 'fibra-ractor-0': 2 green threads
 ///
-///   green thread #1: parked on runtime::park, for 255 ms
+///   green thread #1: parked on runtime::park, for 300 ms
 ///     0: fibra::runtime::park
-///            at fibra/src/runtime/mod.rs:231
+///            at fibra/src/runtime/mod.rs:234
 ///     1: fibra::ractor::pool::dispatch
-///            at fibra/src/ractor/pool.rs:147
+///            at fibra/src/ractor/pool.rs:166
 ///     …
 ///
-///   green thread #2: parked on Ractor mailbox (receive), for 255 ms
+///   green thread 'ractor #1' (#2): parked on Ractor mailbox (receive), for 300 ms
 ///     0: fibra::runtime::waiter::wait
-///            at fibra/src/runtime/waiter.rs:43
+///            at fibra/src/runtime/waiter.rs:60
 ///     1: fibra::ractor::mailbox::Mailbox<T>::receive
-///            at fibra/src/ractor/mailbox.rs:69
+///            at fibra/src/ractor/mailbox.rs:268
 ///     2: fibra::ractor::Context<In,Out>::receive
-///            at fibra/src/ractor/mod.rs:212
+///            at fibra/src/ractor/mod.rs:355
 ///     3: dump::main::{{closure}}::{{closure}}
-///            at fibra/examples/dump.rs:35
+///            at fibra/examples/dump.rs:36
 ///
-/// runtime on OS thread 'fibra-ractor-1': 1 green thread
+/// runtime on OS thread 'fibra-ractor-1': 2 green threads
 ///   …
+///
+///   green thread 'ractor #2' (#2): parked on Ractor outbox (yield, for a taker), for 322 ms
+///     …
+///
+/// 2 Ractors:
+///
+///   Ractor #1 on worker 0 ('fibra-ractor-0'), green thread #2: parked on Ractor mailbox (receive), for 300 ms; mailbox empty
+///   Ractor #2 on worker 1 ('fibra-ractor-1'), green thread #2: parked on Ractor outbox (yield, for a taker), for 322 ms; mailbox 3 messages
 /// ```
 ///
 /// Each runtime is headed by its OS thread (a Ractor worker is named
@@ -256,6 +264,19 @@ pub struct Frame {
 /// goroutine profile does), so a dump of 100,000 threads parked in a few
 /// places stays a few screens long. A runtime that held its OS thread through
 /// the dump reads `busy running green thread 'name' (#N) for at least T ms`.
+///
+/// Last come the Ractors, by id: the worker each lives on (its index in
+/// its pool, and its OS thread), its body's green thread there (named `ractor
+/// #ID` above), what the body is doing — `not started yet`, `running`,
+/// `ready to run`, `parked on` its mailbox (`receive`), its outbox (`yield`,
+/// waiting for a taker) or anything else, or `finished, not joined yet` — and
+/// how many messages wait in its mailbox ([`RactorDump`]). Ractors on the same
+/// worker doing the same are printed as one line, with the range of their
+/// mailboxes' depths. The depth is counted when the dump asks, by the
+/// worker itself, on its own OS thread — where its Ractors receive, so it
+/// may walk their queues while none of them is receiving — and sending and
+/// receiving pay nothing for it. The Ractors of a worker reported busy are
+/// not listed.
 ///
 /// A backtrace starts at the fibra call that parked the thread (the
 /// scheduler's own frames are left out) and ends where the thread's own code
