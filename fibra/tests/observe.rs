@@ -779,9 +779,14 @@ fn child_process() {
             fibra::time::sleep(Duration::from_secs(60));
         }),
         Ok("ractor_stall") => {
+            // A pool of its own: dropping it waits for its worker to exit, so
+            // the worker has written its line by the time this process ends
+            // (a join returns as soon as the body does).
+            let pool = Pool::new(1);
             let sleeper =
-                Ractor::<(), (), ()>::new(|_| std::thread::sleep(Duration::from_millis(300)));
+                pool.spawn(|_: &Context<()>| std::thread::sleep(Duration::from_millis(300)));
             sleeper.join().unwrap();
+            drop(pool);
         }
         Ok("stall_builder") => runtime::Builder::new()
             .stall_threshold(Some(Duration::from_millis(50)))
