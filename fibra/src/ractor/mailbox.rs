@@ -556,6 +556,30 @@ mod tests {
         assert_eq!(unsafe { mailbox.queued() }, 2);
     }
 
+    /// The receiver counts while senders append: it sees a prefix of what
+    /// was sent, never more, and all of it once they are done.
+    #[test]
+    fn queued_is_sound_while_senders_send() {
+        let each: usize = if cfg!(miri) { 20 } else { 10_000 };
+        let mailbox = Arc::new(Mailbox::new());
+        let senders: Vec<_> = (0..2)
+            .map(|_| {
+                let mailbox = mailbox.clone();
+                thread::spawn(move || (0..each).for_each(|i| mailbox.send(i).unwrap()))
+            })
+            .collect();
+        let mut seen = 0;
+        while senders.iter().any(|s| !s.is_finished()) {
+            // SAFETY: this thread is the only consumer, between pops.
+            let now = unsafe { mailbox.queued() };
+            assert!(seen <= now && now <= 2 * each, "{seen} then {now}");
+            seen = now;
+        }
+        senders.into_iter().for_each(|s| s.join().unwrap());
+        // SAFETY: as above.
+        assert_eq!(unsafe { mailbox.queued() }, 2 * each);
+    }
+
     #[test]
     fn messages_never_received_are_dropped_with_the_mailbox() {
         let counted = Arc::new(());
