@@ -10,6 +10,14 @@
 //! stays after its body ends, so that a dump can show a Ractor whose value
 //! nobody has joined yet; entries whose Ractor is gone (every handle dropped,
 //! the body ended) are swept when the list has doubled since the last sweep.
+//!
+//! What that costs: two weak reference counts taken when a Ractor is made
+//! (no allocation, no name, nothing per message), a push when it starts, and
+//! until the sweep after it is gone, the allocations of its ports and outcome
+//! (their contents, messages and value, are dropped with the last handle as
+//! before: a weak reference keeps only the block). The list holds at most
+//! twice the most Ractors that were alive on the worker at once, or 64
+//! entries.
 
 use crate::runtime::{self, DescribeRactors, RawRactor};
 use std::cell::RefCell;
