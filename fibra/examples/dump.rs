@@ -1,5 +1,6 @@
 //! Prints a dump of a small program: a few clerks parked on a channel, a
-//! sleeper, and a Ractor waiting for mail on a worker thread.
+//! sleeper, a Ractor waiting for mail on a worker thread, and one whose mail
+//! piles up while it waits for a taker.
 //!
 //! ```text
 //! cargo run --example dump
@@ -33,11 +34,17 @@ fn main() {
             0
         }));
         let mailbox = Ractor::<u32, (), u32>::new(|cx| cx.receive().unwrap_or(0));
+        let backlog = Ractor::<u32, &str, ()>::new(|cx| drop(cx.yield_value("ready")));
+        for n in 0..3 {
+            backlog.send(n).unwrap();
+        }
         fibra::time::sleep(Duration::from_millis(20));
         println!("{}", runtime::dump());
         drop(orders);
         mailbox.send(1).unwrap();
         mailbox.join().unwrap();
+        backlog.take().unwrap();
+        backlog.join().unwrap();
         for clerk in clerks {
             clerk.join().unwrap();
         }

@@ -3,9 +3,10 @@
 
 mod support;
 
-use fibra::ractor::Ractor;
+use fibra::ractor::{Context, Pool, Ractor};
 use fibra::runtime::{
-    self, Dump, RuntimeState, SocketDirection, ThreadBuilder, ThreadDump, ThreadState, WaitReason,
+    self, Dump, RactorDump, RactorState, RuntimeState, SocketDirection, ThreadBuilder, ThreadDump,
+    ThreadState, WaitReason,
 };
 use fibra::sync::channel;
 use std::io;
@@ -572,6 +573,171 @@ fn dump_on_signal_refuses_signals_it_cannot_or_must_not_take() {
     assert!(err.to_string().contains("signal 100000"), "{err}");
 }
 
+/// Takes dumps until `found` finds what it looks for in one (a Ractor's body
+/// takes a moment to reach its wait on its worker), and returns both.
+fn dump_until<T>(mut found: impl FnMut(&Dump) -> Option<T>) -> (Dump, T) {
+    for _ in 0..500 {
+        let dump = runtime::dump();
+        if let Some(seen) = found(&dump) {
+            return (dump, seen);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("never found:\n{}", runtime::dump());
+}
+
+fn ractor_in(dump: &Dump, id: u64) -> Option<RactorDump> {
+    dump.ractors.iter().find(|r| r.id == id).cloned()
+}
+
+#[test]
+fn a_dump_shows_a_ractors_worker_state_and_mailbox_depth() {
+    let pool = Pool::new(2);
+    let backlog = pool.spawn(|cx: &Context<u32, ()>| {
+        // Offers a value before it receives anything: its mail piles up.
+        cx.yield_value(()).unwrap();
+        "done"
+    });
+    for n in 0..3 {
+        backlog.send(n).unwrap();
+    }
+    let (dump, ractor) = dump_until(|dump| {
+        ractor_in(dump, backlog.id()).filter(|r| {
+            matches!(
+                r.state,
+                RactorState::Body(ThreadState::Parked {
+                    reason: WaitReason::RactorYield,
+                    ..
+                })
+            )
+        })
+    });
+    assert_eq!(ractor.mailbox, 3, "{dump}");
+    assert!(ractor.worker < pool.workers(), "{ractor:?}");
+    let worker = format!("fibra-ractor-{}", ractor.worker);
+    assert_eq!(ractor.os_thread_name.as_deref(), Some(&*worker));
+    // Its body is the green thread named after it on that worker.
+    let runtime = dump
+        .runtimes
+        .iter()
+        .find(|r| r.os_thread_id == ractor.os_thread_id)
+        .unwrap();
+    let RuntimeState::Threads(threads) = &runtime.state else {
+        panic!("{dump}")
+    };
+    let body = named(threads, &format!("ractor #{}", backlog.id()));
+    assert_eq!(Some(body.id), ractor.thread);
+    let text = dump.to_string();
+    let line = format!(
+        "Ractor #{} on worker {} ('{worker}'), green thread #{}: parked on Ractor outbox \
+         (yield, for a taker), for ",
+        backlog.id(),
+        ractor.worker,
+        body.id
+    );
+    assert!(text.contains(&line), "{text}");
+    assert!(text.contains("; mailbox 3 messages"), "{text}");
+
+    // Once its body has returned, it shows as finished until it is joined,
+    // with the messages it never received.
+    backlog.take().unwrap();
+    let (_, ended) = dump_until(|dump| {
+        ractor_in(dump, backlog.id()).filter(|r| r.state == RactorState::Finished)
+    });
+    assert_eq!(ended.mailbox, 3);
+    let id = backlog.id();
+    assert_eq!(backlog.join().unwrap(), "done");
+    assert!(ractor_in(&runtime::dump(), id).is_none());
+}
+
+#[test]
+fn a_dump_shows_a_ractor_parked_in_receive() {
+    let pool = Pool::new(1);
+    let echo = pool.spawn(|cx: &Context<u32, u32>| {
+        while let Ok(n) = cx.receive() {
+            cx.yield_value(n).unwrap();
+        }
+    });
+    echo.send(1).unwrap();
+    assert_eq!(echo.take(), Ok(1));
+    let (dump, ractor) = dump_until(|dump| {
+        ractor_in(dump, echo.id()).filter(|r| {
+            matches!(
+                r.state,
+                RactorState::Body(ThreadState::Parked {
+                    reason: WaitReason::RactorReceive,
+                    ..
+                })
+            )
+        })
+    });
+    assert_eq!((ractor.worker, ractor.mailbox), (0, 0), "{dump}");
+    let text = dump.to_string();
+    assert!(
+        text.contains(&format!(
+            "Ractor #{} on worker 0 ('fibra-ractor-0'), green thread #",
+            echo.id()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("parked on Ractor mailbox (receive), for "),
+        "{text}"
+    );
+    echo.close_incoming();
+    echo.join().unwrap();
+}
+
+#[test]
+fn a_dump_of_1000_ractors_groups_them_by_worker_and_state() {
+    const N: usize = 1000;
+    let pool = Pool::new(2);
+    let ractors: Vec<Ractor<u32>> = (0..N)
+        .map(|_| pool.spawn(|cx: &Context<u32>| while cx.receive().is_ok() {}))
+        .collect();
+    ractors[0].send(7).unwrap();
+    let receiving = |dump: &Dump| {
+        let ours = ractors
+            .iter()
+            .filter_map(|r| ractor_in(dump, r.id()))
+            .filter(|r| {
+                matches!(
+                    r.state,
+                    RactorState::Body(ThreadState::Parked {
+                        reason: WaitReason::RactorReceive,
+                        ..
+                    })
+                )
+            })
+            .count();
+        (ours == N).then_some(())
+    };
+    let (dump, ()) = dump_until(receiving);
+    let text = dump.to_string();
+    let head = &text[..text.len().min(4000)];
+    // One line per worker for our Ractors (other tests' may add a few).
+    let grouped: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" Ractors (#") && l.contains("parked on Ractor mailbox (receive)"))
+        .collect();
+    let in_groups: usize = grouped
+        .iter()
+        .map(|l| {
+            l.trim()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert!(in_groups >= N, "{grouped:#?}");
+    assert!(text.contains(" more) on worker "), "{head}");
+    assert!(text.lines().count() < 400, "{head}");
+    drop(ractors);
+    drop(pool);
+}
+
 /// The child's side of the tests above; does nothing when run as a test.
 #[test]
 fn child_process() {
@@ -613,9 +779,14 @@ fn child_process() {
             fibra::time::sleep(Duration::from_secs(60));
         }),
         Ok("ractor_stall") => {
+            // A pool of its own: dropping it waits for its worker to exit, so
+            // the worker has written its line by the time this process ends
+            // (a join returns as soon as the body does).
+            let pool = Pool::new(1);
             let sleeper =
-                Ractor::<(), (), ()>::new(|_| std::thread::sleep(Duration::from_millis(300)));
+                pool.spawn(|_: &Context<()>| std::thread::sleep(Duration::from_millis(300)));
             sleeper.join().unwrap();
+            drop(pool);
         }
         Ok("stall_builder") => runtime::Builder::new()
             .stall_threshold(Some(Duration::from_millis(50)))

@@ -318,6 +318,41 @@ impl<T> Mailbox<T> {
         state & CLOSED == 0
     }
 
+    /// How many messages are queued: sent, linked, and not yet received (a
+    /// send still in flight, its node not linked yet, is not counted). For a
+    /// [dump](crate::runtime::dump()), which asks on the receiver's worker;
+    /// senders pay nothing for it (no counter on their path).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Mailbox::receive`], and not while one of those calls is
+    /// suspended inside it either: the caller is the receiver's OS thread, and
+    /// the receiver is not in the middle of a pop. (A receiver parked in
+    /// `receive` is between two pops, so the queue from `head` is as the last
+    /// pop left it.)
+    pub(super) unsafe fn queued(&self) -> usize {
+        // Acquire: the nodes up to `last` are initialised (each sender's
+        // release of the tail), though some may not be linked yet.
+        let last = self.tail.load(Ordering::Acquire);
+        // SAFETY: only the consumer moves `head` or frees a node, and it is not
+        // running (the caller's): every node from `head` on stays alive. The
+        // walk stops at `last` (a node that existed when it began), or at a
+        // link not yet made, so senders that keep sending cannot make it
+        // endless.
+        unsafe {
+            let mut node = *self.receiver.head.get();
+            let mut queued = 0;
+            while node != last {
+                node = (*node).next.load(Ordering::Acquire);
+                if node.is_null() {
+                    break;
+                }
+                queued += 1;
+            }
+            queued
+        }
+    }
+
     /// Takes the message after the stub, if it is linked.
     ///
     /// # Safety
@@ -526,6 +561,43 @@ mod tests {
             assert_eq!(mailbox.receive(), Err(Closed(())));
             assert_eq!(mailbox.try_receive(), Err(Closed(())));
         }
+    }
+
+    #[test]
+    fn queued_counts_what_is_sent_and_not_received() {
+        let mailbox = Mailbox::new();
+        // SAFETY (all four): this thread is the only consumer, between pops.
+        assert_eq!(unsafe { mailbox.queued() }, 0);
+        for i in 0..3 {
+            mailbox.send(i).unwrap();
+        }
+        assert_eq!(unsafe { mailbox.queued() }, 3);
+        assert_eq!(unsafe { mailbox.try_receive() }, Ok(Some(0)));
+        assert_eq!(unsafe { mailbox.queued() }, 2);
+    }
+
+    /// The receiver counts while senders append: it sees a prefix of what
+    /// was sent, never more, and all of it once they are done.
+    #[test]
+    fn queued_is_sound_while_senders_send() {
+        let each: usize = if cfg!(miri) { 20 } else { 10_000 };
+        let mailbox = Arc::new(Mailbox::new());
+        let senders: Vec<_> = (0..2)
+            .map(|_| {
+                let mailbox = mailbox.clone();
+                thread::spawn(move || (0..each).for_each(|i| mailbox.send(i).unwrap()))
+            })
+            .collect();
+        let mut seen = 0;
+        while senders.iter().any(|s| !s.is_finished()) {
+            // SAFETY: this thread is the only consumer, between pops.
+            let now = unsafe { mailbox.queued() };
+            assert!(seen <= now && now <= 2 * each, "{seen} then {now}");
+            seen = now;
+        }
+        senders.into_iter().for_each(|s| s.join().unwrap());
+        // SAFETY: as above.
+        assert_eq!(unsafe { mailbox.queued() }, 2 * each);
     }
 
     #[test]

@@ -189,6 +189,7 @@
 //! | `Ractor.shareable?(obj)` | the bound `T: Sync` (checked by the compiler) |
 //! | `Ractor::RemoteError`, `Ractor::ClosedError` | [`RemoteError`], [`TakeError`], [`SendError`], [`Closed`] |
 
+mod census;
 mod error;
 mod future;
 mod mailbox;
@@ -209,7 +210,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use waiters::Waiters;
 
 /// A Ractor: a handle on an actor running on a worker of a [`Pool`].
@@ -403,6 +404,7 @@ impl Pool {
         R: Send + 'static,
     {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let ports = Arc::new(Ports {
             incoming: Mailbox::new(),
             outgoing: Outbox::new(),
@@ -413,22 +415,44 @@ impl Pool {
             outcome: outcome.clone(),
             done: false,
         };
-        self.place(Box::new(move || {
-            let context = Context {
-                ports: ending.ports.clone(),
-                _one_receiver: PhantomData,
-            };
-            let result = panic::catch_unwind(AssertUnwindSafe(|| body(&context)));
-            ending.finish(match result {
-                Ok(value) => Ok(value),
-                Err(payload) if payload.is::<Cancelled>() => Err(RemoteError::Cancelled),
-                Err(payload) => Err(RemoteError::Panicked(payload)),
-            });
-        }));
-        Ractor {
-            ports,
-            outcome,
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        let ractor = census::Entry {
+            id,
+            ports: Arc::downgrade(&ports) as Weak<dyn census::Queue>,
+            outcome: Arc::downgrade(&outcome) as Weak<dyn census::Progress>,
+        };
+        self.place(pool::Job {
+            ractor,
+            body: Box::new(move || {
+                let context = Context {
+                    ports: ending.ports.clone(),
+                    _one_receiver: PhantomData,
+                };
+                let result = panic::catch_unwind(AssertUnwindSafe(|| body(&context)));
+                ending.finish(match result {
+                    Ok(value) => Ok(value),
+                    Err(payload) if payload.is::<Cancelled>() => Err(RemoteError::Cancelled),
+                    Err(payload) => Err(RemoteError::Panicked(payload)),
+                });
+            }),
+        });
+        Ractor { ports, outcome, id }
+    }
+}
+
+impl<In: Send, Out: Send> census::Queue for Ports<In, Out> {
+    unsafe fn queued(&self) -> usize {
+        // SAFETY: the caller's (the same contract).
+        unsafe { self.incoming.queued() }
+    }
+}
+
+impl<R: Send> census::Progress for Outcome<R> {
+    fn progress(&self) -> census::Stage {
+        let state = self.lock();
+        match (state.finished, state.value.is_some()) {
+            (false, _) => census::Stage::Running,
+            (true, true) => census::Stage::Finished,
+            (true, false) => census::Stage::Joined,
         }
     }
 }

@@ -3,14 +3,20 @@
 //! it is made and stays there: its body and every green thread it spawns run on
 //! that worker's OS thread, so nothing on their stacks ever changes thread.
 
-use crate::runtime::{self, Unparker};
+use super::census::{self, Entry};
+use crate::runtime::{self, RawRactor, Unparker};
+use std::cell::RefCell;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread;
 
-/// Work handed to a worker: starts a Ractor's body as a green thread there.
-pub(super) type Job = Box<dyn FnOnce() + Send>;
+/// Work handed to a worker: a Ractor's body, to start as a green thread
+/// there, and what a dump reads of the Ractor.
+pub(super) struct Job {
+    pub(super) ractor: Entry,
+    pub(super) body: Box<dyn FnOnce() + Send>,
+}
 
 /// A set of worker OS threads that run Ractors (one per core by default).
 ///
@@ -65,7 +71,7 @@ impl Pool {
                 let workers = workers.clone();
                 thread::Builder::new()
                     .name(format!("fibra-ractor-{index}"))
-                    .spawn(move || runtime::run(move || dispatch(&workers[index])))
+                    .spawn(move || runtime::run(move || dispatch(workers, index)))
                     .expect("fibra: cannot start a worker thread")
             })
             .collect();
@@ -88,11 +94,15 @@ impl Pool {
             .expect("a pool has at least one worker");
         worker.load.fetch_add(1, Ordering::Relaxed);
         let workers = self.workers.clone();
-        let job: Job = Box::new(move || {
-            // Released however the job ends (it may unwind when cancelled).
-            let _placed = Placed(&workers[index]);
-            job();
-        });
+        let body = job.body;
+        let job = Job {
+            ractor: job.ractor,
+            body: Box::new(move || {
+                // Released however the job ends (it may unwind when cancelled).
+                let _placed = Placed(&workers[index]);
+                body();
+            }),
+        };
         let waiting = {
             let mut inbox = worker.inbox.lock().unwrap_or_else(PoisonError::into_inner);
             inbox.jobs.push(job);
@@ -128,10 +138,19 @@ impl Drop for Placed<'_> {
     }
 }
 
+thread_local! {
+    /// The worker this OS thread runs, for dumps: its pool's workers and its
+    /// index among them.
+    static HOSTED: RefCell<Option<(Arc<[Worker]>, usize)>> = const { RefCell::new(None) };
+}
+
 /// A worker's first green thread: starts each job it is handed as a green
 /// thread of its own, and returns (ending the worker's runtime, which cancels
 /// the Ractors still running) when the pool closes.
-fn dispatch(worker: &Worker) {
+fn dispatch(workers: Arc<[Worker]>, index: usize) {
+    HOSTED.set(Some((workers.clone(), index)));
+    census::serve(describe_ractors);
+    let worker = &workers[index];
     loop {
         let jobs = {
             let mut inbox = worker.inbox.lock().unwrap_or_else(PoisonError::into_inner);
@@ -146,14 +165,32 @@ fn dispatch(worker: &Worker) {
         if jobs.is_empty() {
             runtime::park();
         }
-        for job in jobs {
+        for Job { ractor, body } in jobs {
             // A spawn that fails (no stack could be had) drops the job, which
             // ends its Ractor as cancelled; the dispatcher itself goes on.
-            let _ = panic::catch_unwind(AssertUnwindSafe(|| drop(runtime::spawn(job))));
+            if let Ok(thread) = panic::catch_unwind(AssertUnwindSafe(|| runtime::spawn(body).id()))
+            {
+                census::list(ractor, thread);
+            }
         }
     }
     // The ones running are cancelled when this runtime ends.
     worker.drop_unstarted();
+}
+
+/// This worker's Ractors, for its runtime's part of a dump (on its OS thread).
+fn describe_ractors() -> Vec<RawRactor> {
+    let Some((workers, index)) = HOSTED.with_borrow(Clone::clone) else {
+        return Vec::new();
+    };
+    let inbox = workers[index]
+        .inbox
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    // SAFETY: the runtime calls this from its own part of a dump (see
+    // `runtime::describe_ractors_with`), on this worker's OS thread, where
+    // every body that receives runs: none is inside a receive then.
+    unsafe { census::describe(index, inbox.jobs.iter().map(|job| &job.ractor)) }
 }
 
 impl Drop for Pool {

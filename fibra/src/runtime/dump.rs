@@ -32,6 +32,9 @@ pub const ANSWER_WITHIN: Duration = Duration::from_millis(200);
 pub struct Dump {
     /// The runtimes, in the order they started.
     pub runtimes: Vec<RuntimeDump>,
+    /// The Ractors, by id, as their workers described them (those of a worker
+    /// reported [busy](RuntimeState::Busy) are missing).
+    pub ractors: Vec<RactorDump>,
     /// When the dump was taken (deadlines print relative to it).
     pub taken_at: Instant,
 }
@@ -102,6 +105,46 @@ pub enum ThreadState {
     },
 }
 
+/// One [`Ractor`](crate::ractor::Ractor): where it lives, what it does, and
+/// what waits in its mailbox.
+#[derive(Clone, Debug)]
+pub struct RactorDump {
+    /// Its [`Ractor::id`](crate::ractor::Ractor::id).
+    pub id: u64,
+    /// The index of the worker it lives on, among its pool's workers.
+    pub worker: usize,
+    /// The name of that worker's OS thread (`fibra-ractor-N`).
+    pub os_thread_name: Option<String>,
+    /// That OS thread's id: it tells apart the workers of two pools, whose
+    /// threads have the same names.
+    pub os_thread_id: ThreadId,
+    /// Its body's green thread on that worker, named `ractor #ID` in the
+    /// worker's [`RuntimeDump`]; `None` while the Ractor waits in the
+    /// worker's inbox to be started.
+    pub thread: Option<u64>,
+    /// What it is doing.
+    pub state: RactorState,
+    /// How many messages wait in its mailbox: sent and not yet received (a
+    /// send still under way when the dump looked is not counted). Counted
+    /// when the dump asks, on the Ractor's worker, so messaging pays nothing
+    /// for it.
+    pub mailbox: usize,
+}
+
+/// What a Ractor is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RactorState {
+    /// Its body is running, ready to run, not started yet, or parked (on
+    /// [`RactorReceive`](WaitReason::RactorReceive) while its mailbox is
+    /// empty, [`RactorYield`](WaitReason::RactorYield) while nobody takes
+    /// what it offers, or anything a green thread may wait on): its body's
+    /// green thread's state.
+    Body(ThreadState),
+    /// Its body has ended (returned, panicked or been cancelled), and what it
+    /// ended with waits for [`join`](crate::ractor::Ractor::join).
+    Finished,
+}
+
 /// One frame of a green thread's backtrace: a function (an inlined one has a
 /// frame of its own) and where it is in the source, when debug info says.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -154,13 +197,13 @@ pub struct Frame {
 /// `cargo run --example dump` prints this (paths shortened):
 ///
 /// ```text
-/// fibra dump: 3 runtimes, 8 green threads
+/// fibra dump: 3 runtimes, 9 green threads, 2 Ractors
 ///
 /// runtime on OS thread 'main': 5 green threads
 ///
 ///   green thread #1: running
 ///     0: dump::main::{{closure}}
-///            at fibra/examples/dump.rs:37
+///            at fibra/examples/dump.rs:42
 ///
 ///   3 green threads ('clerk-0' #2, 'clerk-1' #3, 'clerk-2' #4): parked on channel receive, for 20 ms
 ///     0: fibra::sync::channel::Receiver<T>::recv_until
@@ -168,9 +211,9 @@ pub struct Frame {
 ///     1: fibra::sync::channel::Receiver<T>::recv
 ///            at fibra/src/sync/channel/mod.rs:308
 ///     2: dump::wait_for_orders
-///            at fibra/examples/dump.rs:16
+///            at fibra/examples/dump.rs:17
 ///     3: dump::main::{{closure}}::{{closure}}::{{closure}}
-///            at fibra/examples/dump.rs:27
+///            at fibra/examples/dump.rs:28
 ///
 ///   green thread #5: parked on sleep (due in 279 ms), for 20 ms
 ///     0: fibra::time::sleep_until
@@ -178,29 +221,37 @@ pub struct Frame {
 ///     1: fibra::time::sleep
 ///            at fibra/src/time.rs:17
 ///     2: dump::main::{{closure}}::{{closure}}
-///            at fibra/examples/dump.rs:32
+///            at fibra/examples/dump.rs:33
 ///
 /// runtime on OS thread 'fibra-ractor-0': 2 green threads
 ///
-///   green thread #1: parked on runtime::park, for 255 ms
+///   green thread #1: parked on runtime::park, for 300 ms
 ///     0: fibra::runtime::park
-///            at fibra/src/runtime/mod.rs:231
+///            at fibra/src/runtime/mod.rs:234
 ///     1: fibra::ractor::pool::dispatch
-///            at fibra/src/ractor/pool.rs:147
+///            at fibra/src/ractor/pool.rs:166
 ///     …
 ///
-///   green thread #2: parked on Ractor mailbox (receive), for 255 ms
+///   green thread 'ractor #1' (#2): parked on Ractor mailbox (receive), for 300 ms
 ///     0: fibra::runtime::waiter::wait
-///            at fibra/src/runtime/waiter.rs:43
+///            at fibra/src/runtime/waiter.rs:60
 ///     1: fibra::ractor::mailbox::Mailbox<T>::receive
-///            at fibra/src/ractor/mailbox.rs:69
+///            at fibra/src/ractor/mailbox.rs:268
 ///     2: fibra::ractor::Context<In,Out>::receive
-///            at fibra/src/ractor/mod.rs:212
+///            at fibra/src/ractor/mod.rs:355
 ///     3: dump::main::{{closure}}::{{closure}}
-///            at fibra/examples/dump.rs:35
+///            at fibra/examples/dump.rs:36
 ///
-/// runtime on OS thread 'fibra-ractor-1': 1 green thread
+/// runtime on OS thread 'fibra-ractor-1': 2 green threads
 ///   …
+///
+///   green thread 'ractor #2' (#2): parked on Ractor outbox (yield, for a taker), for 322 ms
+///     …
+///
+/// 2 Ractors:
+///
+///   Ractor #1 on worker 0 ('fibra-ractor-0'), green thread #2: parked on Ractor mailbox (receive), for 300 ms; mailbox empty
+///   Ractor #2 on worker 1 ('fibra-ractor-1'), green thread #2: parked on Ractor outbox (yield, for a taker), for 322 ms; mailbox 3 messages
 /// ```
 ///
 /// Each runtime is headed by its OS thread (a Ractor worker is named
@@ -213,6 +264,19 @@ pub struct Frame {
 /// goroutine profile does), so a dump of 100,000 threads parked in a few
 /// places stays a few screens long. A runtime that held its OS thread through
 /// the dump reads `busy running green thread 'name' (#N) for at least T ms`.
+///
+/// Last come the Ractors, by id: the worker each lives on (its index in
+/// its pool, and its OS thread), its body's green thread there (named `ractor
+/// #ID` above), what the body is doing — `not started yet`, `running`,
+/// `ready to run`, `parked on` its mailbox (`receive`), its outbox (`yield`,
+/// waiting for a taker) or anything else, or `finished, not joined yet` — and
+/// how many messages wait in its mailbox ([`RactorDump`]). Ractors on the same
+/// worker doing the same are printed as one line, with the range of their
+/// mailboxes' depths. The depth is counted when the dump asks, by the
+/// worker itself, on its own OS thread — where its Ractors receive, so it
+/// may walk their queues while none of them is receiving — and sending and
+/// receiving pay nothing for it. The Ractors of a worker reported busy are
+/// not listed.
 ///
 /// A backtrace starts at the fibra call that parked the thread (the
 /// scheduler's own frames are left out) and ends where the thread's own code
@@ -250,6 +314,7 @@ pub fn dump() -> Dump {
     // own: a green thread's stack may be too small for the symbolizer.
     let describe = move || {
         let mut symbols = Symbols::default();
+        let mut ractors = Vec::new();
         let runtimes = runtimes
             .iter()
             .enumerate()
@@ -258,17 +323,47 @@ pub fn dump() -> Dump {
                     Some((own_at, section)) if *own_at == at => Ok(section.clone()),
                     _ => ask(monitor),
                 };
+                let os_thread_name = monitor.thread.name().map(str::to_owned);
+                let state = match section {
+                    Ok(section) => {
+                        let threads = symbols.threads(&section);
+                        ractors.extend(section.ractors.iter().map(|raw| {
+                            RactorDump {
+                                id: raw.id,
+                                worker: raw.worker,
+                                os_thread_name: os_thread_name.clone(),
+                                os_thread_id: monitor.thread.id(),
+                                thread: raw.thread,
+                                state: match raw.thread {
+                                    _ if raw.finished => RactorState::Finished,
+                                    None => RactorState::Body(ThreadState::NotStarted),
+                                    Some(id) => RactorState::Body(
+                                        threads
+                                            .iter()
+                                            .find(|t| t.id == id)
+                                            .map_or(ThreadState::NotStarted, |t| t.state),
+                                    ),
+                                },
+                                mailbox: raw.queued,
+                            }
+                        }));
+                        RuntimeState::Threads(threads)
+                    }
+                    Err(busy) => busy,
+                };
                 RuntimeDump {
-                    os_thread_name: monitor.thread.name().map(str::to_owned),
+                    os_thread_name,
                     os_thread_id: monitor.thread.id(),
-                    state: match section {
-                        Ok(section) => RuntimeState::Threads(symbols.threads(&section)),
-                        Err(busy) => busy,
-                    },
+                    state,
                 }
             })
             .collect();
-        Dump { runtimes, taken_at }
+        ractors.sort_by_key(|r| r.id);
+        Dump {
+            runtimes,
+            ractors,
+            taken_at,
+        }
     };
     std::thread::scope(|scope| {
         std::thread::Builder::new()
@@ -283,6 +378,21 @@ pub fn dump() -> Dump {
 /// A runtime's description of its green threads, before symbolization.
 pub(crate) struct Section {
     pub(crate) threads: Vec<RawThread>,
+    pub(crate) ractors: Vec<RawRactor>,
+}
+
+/// Lists the Ractors a runtime hosts, for its part of a dump (see
+/// [`describe_ractors_with`](super::describe_ractors_with)).
+pub(crate) type DescribeRactors = fn() -> Vec<RawRactor>;
+
+/// A Ractor as the worker it lives on describes it.
+pub(crate) struct RawRactor {
+    pub(crate) id: u64,
+    pub(crate) worker: usize,
+    /// Its body's green thread (`None` while it waits to be started).
+    pub(crate) thread: Option<u64>,
+    pub(crate) queued: usize,
+    pub(crate) finished: bool,
 }
 
 /// A green thread as its runtime describes it: its backtrace as return
@@ -359,6 +469,7 @@ fn ask(monitor: &Monitor) -> Result<Arc<Section>, RuntimeState> {
             Answer::Gone => {
                 return Ok(Arc::new(Section {
                     threads: Vec::new(),
+                    ractors: Vec::new(),
                 }));
             }
             Answer::Asked if asked_at.elapsed() >= ANSWER_WITHIN => {
@@ -396,13 +507,23 @@ struct Symbols {
 }
 
 impl Symbols {
+    /// The threads of `section`, a Ractor's body named after it (`ractor
+    /// #ID`: made here, so that starting a Ractor names nothing).
     fn threads(&mut self, section: &Section) -> Vec<ThreadDump> {
+        let bodies: HashMap<u64, u64> = section
+            .ractors
+            .iter()
+            .filter_map(|r| Some((r.thread?, r.id)))
+            .collect();
         section
             .threads
             .iter()
             .map(|raw| ThreadDump {
                 id: raw.id,
-                name: raw.name.clone(),
+                name: raw.name.clone().or_else(|| {
+                    let ractor = bodies.get(&raw.id)?;
+                    Some(Arc::from(format!("ractor #{ractor}")))
+                }),
                 state: raw.state,
                 backtrace: self.stack(&raw.stack),
             })
@@ -495,9 +616,10 @@ impl fmt::Display for Dump {
         let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
         writeln!(
             f,
-            "fibra dump: {}, {}",
+            "fibra dump: {}, {}, {}",
             plural(self.runtimes.len(), "runtime"),
-            plural(threads, "green thread")
+            plural(threads, "green thread"),
+            plural(self.ractors.len(), "Ractor")
         )?;
         for runtime in &self.runtimes {
             let os_thread = match &runtime.os_thread_name {
@@ -532,8 +654,96 @@ impl fmt::Display for Dump {
                 }
             }
         }
+        if !self.ractors.is_empty() {
+            writeln!(f, "\n{}:\n", plural(self.ractors.len(), "Ractor"))?;
+            write_ractors(f, &self.ractors, self.taken_at)?;
+        }
         Ok(())
     }
+}
+
+/// Writes `ractors` a line each, or a line for each group of those on the
+/// same worker doing the same (a long list of ids is cut short).
+fn write_ractors(f: &mut fmt::Formatter<'_>, ractors: &[RactorDump], at: Instant) -> fmt::Result {
+    let mut groups: Vec<Vec<&RactorDump>> = Vec::new();
+    let mut index: HashMap<(usize, Option<&str>, String), usize> = HashMap::new();
+    for ractor in ractors {
+        let doing = match &ractor.state {
+            RactorState::Body(state) => kind(state),
+            RactorState::Finished => "finished".to_owned(),
+        };
+        let key = (ractor.worker, ractor.os_thread_name.as_deref(), doing);
+        let at = *index.entry(key).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[at].push(ractor);
+    }
+    for members in groups {
+        let first = members[0];
+        let worker = match &first.os_thread_name {
+            Some(name) => format!("worker {} ('{name}')", first.worker),
+            None => format!("worker {}", first.worker),
+        };
+        let states: Vec<ThreadState> = members
+            .iter()
+            .filter_map(|r| match r.state {
+                RactorState::Body(state) => Some(state),
+                RactorState::Finished => None,
+            })
+            .collect();
+        let doing = match first.state {
+            RactorState::Finished => "finished, not joined yet".to_owned(),
+            RactorState::Body(_) => describe_group(&states, at),
+        };
+        let depths = members.iter().map(|r| r.mailbox);
+        let (least, most) = (depths.clone().min(), depths.clone().max());
+        let messages = |n: usize| match n {
+            0 => "empty".to_owned(),
+            1 => "1 message".to_owned(),
+            n => format!("{n} messages"),
+        };
+        match members.as_slice() {
+            [one] => {
+                let thread = one
+                    .thread
+                    .map_or_else(String::new, |id| format!(", green thread #{id}"));
+                writeln!(
+                    f,
+                    "  Ractor #{} on {worker}{thread}: {doing}; mailbox {}",
+                    one.id,
+                    messages(one.mailbox)
+                )?;
+            }
+            many => {
+                const SHOWN: usize = 8;
+                let ids: Vec<String> = many
+                    .iter()
+                    .take(SHOWN)
+                    .map(|r| format!("#{}", r.id))
+                    .collect();
+                let more = match many.len().saturating_sub(SHOWN) {
+                    0 => String::new(),
+                    n => format!(" and {n} more"),
+                };
+                let mailboxes = match (least, most) {
+                    (Some(least), Some(most)) if least != most => format!(
+                        "mailboxes {least} to {most} messages, {} in all",
+                        depths.sum::<usize>()
+                    ),
+                    _ if first.mailbox == 0 => "mailboxes empty".to_owned(),
+                    _ => format!("mailboxes {} each", messages(first.mailbox)),
+                };
+                writeln!(
+                    f,
+                    "  {} Ractors ({}{more}) on {worker}: {doing}; {mailboxes}",
+                    many.len(),
+                    ids.join(", "),
+                )?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes `threads`, those with the same state and backtrace once, together.
@@ -573,7 +783,7 @@ fn write_groups(f: &mut fmt::Formatter<'_>, threads: &[ThreadDump], at: Instant)
                     "  {} green threads ({}{more}): {}",
                     many.len(),
                     ids.join(", "),
-                    describe_group(many, at)
+                    describe_group(&many.iter().map(|t| t.state).collect::<Vec<_>>(), at)
                 )?;
             }
         }
@@ -636,15 +846,17 @@ fn describe(state: &ThreadState, at: Instant) -> String {
     }
 }
 
-fn describe_group(members: &[&ThreadDump], at: Instant) -> String {
-    let waits = members.iter().filter_map(|t| match t.state {
-        ThreadState::Parked { waited, .. } => Some(waited),
+/// The state of threads that wait alike: what they wait for, and the least
+/// and most they have waited.
+fn describe_group(states: &[ThreadState], at: Instant) -> String {
+    let waits = states.iter().filter_map(|state| match state {
+        ThreadState::Parked { waited, .. } => Some(*waited),
         _ => None,
     });
     let (Some(least), Some(most)) = (waits.clone().min(), waits.max()) else {
-        return describe(&members[0].state, at);
+        return describe(&states[0], at);
     };
-    let ThreadState::Parked { reason, .. } = members[0].state else {
+    let ThreadState::Parked { reason, .. } = states[0] else {
         unreachable!("the waits came from parked threads")
     };
     let on = match reason {

@@ -132,6 +132,11 @@ impl<T> JoinHandle<T> {
         self.slot.joiner.set(Some(task));
     }
 
+    /// The thread's [`Thread::id`](super::Thread::id).
+    pub(crate) fn id(&self) -> u64 {
+        self.task.serial
+    }
+
     /// Whether the thread has finished (returned, panicked or been cancelled).
     pub fn is_finished(&self) -> bool {
         self.slot.outcome.borrow().is_some()

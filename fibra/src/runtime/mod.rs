@@ -100,8 +100,10 @@ mod wait;
 pub(crate) mod waiter;
 
 pub use dump::{
-    ANSWER_WITHIN, Dump, Frame, RuntimeDump, RuntimeState, ThreadDump, ThreadState, dump,
+    ANSWER_WITHIN, Dump, Frame, RactorDump, RactorState, RuntimeDump, RuntimeState, ThreadDump,
+    ThreadState, dump,
 };
+pub(crate) use dump::{DescribeRactors, RawRactor};
 pub use dump_signal::dump_on_signal;
 pub use join::{JoinError, JoinHandle, spawn};
 pub use remote::Unparker;
@@ -230,6 +232,18 @@ pub fn yield_now() {
 /// checks what you wait for.
 pub fn park() {
     scheduler::current().park_on(WaitReason::Park);
+}
+
+/// Makes this runtime list Ractors in its part of a [`dump`], as `describe`
+/// finds them (a Ractor worker's dispatcher calls it). `describe` runs on this
+/// runtime's OS thread, from its loop or from the green thread that takes the
+/// dump: none of its other green threads is running then.
+///
+/// # Panics
+///
+/// Outside a runtime.
+pub(crate) fn describe_ractors_with(describe: DescribeRactors) {
+    scheduler::current().describe_ractors_with(describe);
 }
 
 /// The green thread that calls it.

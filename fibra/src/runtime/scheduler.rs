@@ -18,7 +18,7 @@
 //! are leaked (no destructor runs), as [`std::mem::forget`] would. Its
 //! [`JoinHandle::join`](super::JoinHandle::join) returns `Cancelled` all the same.
 
-use super::dump::{RawThread, Section, ThreadState};
+use super::dump::{DescribeRactors, RawThread, Section, ThreadState};
 use super::reactor::Reactor;
 use super::registry::Monitor;
 use super::remote::{Remote, Unparker};
@@ -171,6 +171,8 @@ pub(crate) struct Scheduler {
     /// `stack_trace`); what they tell goes into `trace`.
     tracing: Cell<bool>,
     trace: RefCell<Trace>,
+    /// Lists the Ractors hosted here, for a dump (a Ractor worker's).
+    ractors: Cell<Option<DescribeRactors>>,
 }
 
 impl Scheduler {
@@ -188,6 +190,7 @@ impl Scheduler {
             passes: Cell::new(0),
             tracing: Cell::new(false),
             trace: RefCell::new(Trace::default()),
+            ractors: Cell::new(None),
             tasks: RefCell::new(Slab::new()),
             queue: RefCell::new(VecDeque::new()),
             running: Cell::new(None),
@@ -666,6 +669,11 @@ impl Scheduler {
         Arc::ptr_eq(&self.monitor, monitor)
     }
 
+    /// Makes dumps list the Ractors `describe` finds here.
+    pub(super) fn describe_ractors_with(&self, describe: DescribeRactors) {
+        self.ractors.set(Some(describe));
+    }
+
     /// Answers the dumps other OS threads asked this runtime for, now that no
     /// green thread runs.
     #[cold]
@@ -747,7 +755,11 @@ impl Scheduler {
                 }
             })
             .collect();
-        Section { threads }
+        let ractors = self
+            .ractors
+            .get()
+            .map_or_else(Vec::new, |describe| describe());
+        Section { threads, ractors }
     }
 }
 
