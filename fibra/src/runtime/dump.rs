@@ -76,6 +76,12 @@ pub struct ThreadDump {
     /// Where it is, innermost frame first (see [`Frame`]); empty for a
     /// thread that has not started.
     pub backtrace: Arc<[Frame]>,
+    /// For a parked thread that the dump found compacted (see
+    /// [`Builder::compact_parked_after`](super::Builder::compact_parked_after)):
+    /// the bytes of its stack that were kept on the heap — all the stack it
+    /// used. The dump puts such a thread's stack back to trace it, and the
+    /// runtime compacts it again at its next sweep.
+    pub compacted: Option<usize>,
 }
 
 /// What a green thread is doing.
@@ -218,6 +224,7 @@ pub(crate) struct RawThread {
     pub(crate) name: Option<Arc<str>>,
     pub(crate) state: ThreadState,
     pub(crate) stack: Vec<usize>,
+    pub(crate) compacted: Option<usize>,
 }
 
 /// A dump's request to one runtime, and its answer.
@@ -331,6 +338,7 @@ impl Symbols {
                 name: raw.name.clone(),
                 state: raw.state,
                 backtrace: self.stack(&raw.stack),
+                compacted: raw.compacted,
             })
             .collect()
     }

@@ -144,6 +144,7 @@ pub struct Builder {
     stack_size: usize,
     /// `None`: not set here (the environment or the default decides).
     stall_threshold: Option<Option<Duration>>,
+    compact_after: Option<Duration>,
 }
 
 impl Default for Builder {
@@ -158,6 +159,7 @@ impl Builder {
         Builder {
             stack_size: DEFAULT_STACK_SIZE,
             stall_threshold: None,
+            compact_after: None,
         }
     }
 
@@ -188,6 +190,52 @@ impl Builder {
         self
     }
 
+    /// Compacts the stack of every green thread that has stayed parked for
+    /// `after` or longer: the used part of its stack (a few hundred bytes,
+    /// typically) moves to a heap buffer of exactly its size, the stack's
+    /// pages go back to the kernel, and the bytes are copied back to the same
+    /// addresses just before the thread next runs. `None` (the default): never.
+    /// See [Compaction](self#compaction) for what it costs and saves.
+    ///
+    /// A parked thread then holds well under a page of memory instead of one
+    /// or more pages; the price is a copy of its used stack each way, paid
+    /// only by threads that stayed parked that long. `Some(Duration::ZERO)`
+    /// compacts every parked thread at the end of each round of the
+    /// scheduler (tests use it to compact at every park).
+    ///
+    /// # Safety
+    ///
+    /// While a green thread of this runtime is parked in a wait of fibra's
+    /// (IO, timers, locks, channels, joins, Ractor ports, `blocking`), nothing
+    /// but that thread may read or write the memory of its stack. Safe code
+    /// cannot break that with fibra alone — what other green threads, Ractors
+    /// and fibra's runtime can reach is `'static` — but it can with APIs that
+    /// lend a borrow of a local to another OS thread for a while:
+    /// `std::thread::scope` (or rayon's and crossbeam's scopes, `rayon::join`)
+    /// entered in a green thread that then parks inside the scope, or a raw
+    /// pointer to a local given to another thread or a C library. Compacting
+    /// such a thread would race with the other thread's accesses (undefined
+    /// behaviour). Enable compaction only in programs whose green threads do
+    /// neither. (Parks in [`block_on`](crate::block_on) are never compacted:
+    /// a future may lend its own memory to what wakes it.)
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let builder = fibra::runtime::Builder::new();
+    /// // SAFETY: no green thread of this program lends its stack to another
+    /// // OS thread while it parks.
+    /// let builder = unsafe { builder.compact_parked_after(Some(Duration::from_millis(100))) };
+    /// builder.run(|| {
+    ///     let idle = fibra::spawn(|| fibra::time::sleep(Duration::from_millis(300)));
+    ///     idle.join().unwrap(); // compacted after 100 ms, restored to finish
+    /// });
+    /// ```
+    pub unsafe fn compact_parked_after(mut self, after: Option<Duration>) -> Builder {
+        self.compact_after = after;
+        self
+    }
+
     /// Starts the runtime and runs `f` as its first green thread (see [`run`]).
     pub fn run<F, T>(self, f: F) -> T
     where
@@ -195,8 +243,12 @@ impl Builder {
         T: 'static,
     {
         let scheduler = Rc::new(
-            Scheduler::new(self.stack_size, stall::threshold(self.stall_threshold))
-                .unwrap_or_else(|err| panic!("fibra: cannot start a runtime: {err}")),
+            Scheduler::new(
+                self.stack_size,
+                stall::threshold(self.stall_threshold),
+                self.compact_after,
+            )
+            .unwrap_or_else(|err| panic!("fibra: cannot start a runtime: {err}")),
         );
         let _installed = Installed::new(scheduler.clone());
         let main = spawn(f);

@@ -32,7 +32,7 @@ use crate::fiber::Step;
 use crate::stack::Stack;
 use slab::Slab;
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::panic;
 use std::rc::Rc;
@@ -150,12 +150,19 @@ pub(crate) struct Scheduler {
     /// `stack_trace`); what they capture goes into `trace`.
     tracing: Cell<bool>,
     trace: RefCell<Vec<usize>>,
+    /// How long a thread stays parked before its stack is compacted; `None`:
+    /// never (see `Builder::compact_parked_after`).
+    compact_after: Option<Duration>,
+    /// The parks to compact once they are old enough, oldest first: each
+    /// thread and when it parked (a thread woken since is skipped).
+    cold: RefCell<VecDeque<(TaskId, Instant)>>,
 }
 
 impl Scheduler {
     pub(super) fn new(
         stack_size: usize,
         stall_threshold: Option<Duration>,
+        compact_after: Option<Duration>,
     ) -> io::Result<Scheduler> {
         let (reactor, waker) = Reactor::new()?;
         let remote = Arc::new(Remote::new(waker));
@@ -165,6 +172,8 @@ impl Scheduler {
             clock: Cell::new(Instant::now()),
             tracing: Cell::new(false),
             trace: RefCell::new(Vec::new()),
+            compact_after,
+            cold: RefCell::new(VecDeque::new()),
             tasks: RefCell::new(Slab::new()),
             queue: RefCell::new(VecDeque::new()),
             running: Cell::new(None),
@@ -188,6 +197,7 @@ impl Scheduler {
         }
         let index = self.tasks.borrow_mut().insert(Task {
             serial,
+            compacted: None,
             code: Code::Unstarted(body),
             options,
             state: State::Runnable,
@@ -291,6 +301,11 @@ impl Scheduler {
             entry.since = self.clock.get();
             if state == State::Runnable {
                 self.queue.borrow_mut().push_back(task);
+            } else if self.compact_after.is_some() && wait != WaitReason::BlockOn {
+                // A future under `block_on` may have lent its own memory, on
+                // this stack, to whatever wakes it (an intrusive waiter list,
+                // as tokio's `Notify` keeps): such a park is never compacted.
+                self.cold.borrow_mut().push_back((task, entry.since));
             }
             entry.code.fiber().clone()
         };
@@ -388,6 +403,9 @@ impl Scheduler {
             if finished() {
                 return Ok(());
             }
+            if let Some(after) = self.compact_after {
+                self.compact_cold(now, after);
+            }
             self.take_remote_wakes(&mut woken);
             let timeout = if !self.queue.borrow().is_empty() {
                 Some(Duration::ZERO)
@@ -404,7 +422,7 @@ impl Scheduler {
                 // The check above may have moved a wake left by a dropped
                 // Unparker into the run queue: then do not sleep.
                 if self.queue.borrow().is_empty() {
-                    next
+                    self.until_next_compaction(now, next)
                 } else {
                     Some(Duration::ZERO)
                 }
@@ -422,6 +440,59 @@ impl Scheduler {
                 self.timers.borrow_mut().expire(now, |task| self.wake(task));
             }
         }
+    }
+
+    /// Compacts the stacks of the threads parked for `after` or longer (see
+    /// `Builder::compact_parked_after`): those still parked in the park that
+    /// queued them, not already compacted.
+    #[cold]
+    fn compact_cold(&self, now: Instant, after: Duration) {
+        let mut cold = self.cold.borrow_mut();
+        let mut tasks = self.tasks.borrow_mut();
+        while let Some(&(task, since)) = cold.front() {
+            if now.saturating_duration_since(since) < after {
+                break;
+            }
+            cold.pop_front();
+            let Some(entry) = tasks
+                .get_mut(task.index)
+                .filter(|t| t.serial == task.serial && t.state == State::Parked)
+            else {
+                continue;
+            };
+            if entry.since != since || entry.compacted.is_some() {
+                continue;
+            }
+            if let Code::Started(fiber) = &entry.code {
+                // SAFETY: the thread is parked, so its fiber is suspended (in
+                // `suspend_running`, on its own stack: a park from a fiber it
+                // resumed is refused) and nothing of fibra's touches the fiber
+                // or its stack until `run_task` or `section` drops the
+                // `Compacted` — they are the only places that switch into a
+                // parked thread's fiber, and `Task` drops `compacted` before
+                // `code`. Nothing outside reads or writes its stack: that is
+                // what the `unsafe` of `Builder::compact_parked_after`
+                // promised for user code, and fibra's own wait records are on
+                // the heap (the runtime's `# Compaction` docs give the audit);
+                // `block_on`'s parks are never queued here.
+                entry.compacted = unsafe { fiber.compact() };
+            }
+        }
+    }
+
+    /// The poller's timeout `next` (the next timer's), shortened to when the
+    /// oldest park waiting to be compacted is due, so that an idle runtime
+    /// compacts its parked threads on time.
+    fn until_next_compaction(&self, now: Instant, next: Option<Duration>) -> Option<Duration> {
+        let (Some(after), Some(&(_, since))) = (self.compact_after, self.cold.borrow().front())
+        else {
+            return next;
+        };
+        let Some(due) = since.checked_add(after) else {
+            return next;
+        };
+        let due = due.saturating_duration_since(now);
+        Some(next.map_or(due, |next| next.min(due)))
     }
 
     /// Polls the reactor for ready sockets, sleeping up to `timeout` if it is
@@ -478,6 +549,10 @@ impl Scheduler {
                 }
                 _ => return,
             };
+            if entry.compacted.is_some() {
+                // Its stack back in place before anything touches its fiber.
+                entry.compacted = None;
+            }
             entry.state = State::Running;
             match &mut entry.code {
                 Code::Started(fiber) => fiber.clone(),
@@ -594,6 +669,32 @@ impl Scheduler {
     /// running one): each suspended thread is resumed for an instant to
     /// trace its own stack (see `stack_trace`).
     pub(super) fn section(&self) -> Section {
+        // A compacted thread is put back to be traced, and queued to be
+        // compacted again at the next sweep.
+        let restored: Vec<(TaskId, Instant, usize)> = self
+            .tasks
+            .borrow_mut()
+            .iter_mut()
+            .filter_map(|(index, task)| {
+                let bytes = task.compacted.take()?.len();
+                let id = TaskId {
+                    index,
+                    serial: task.serial,
+                };
+                Some((id, task.since, bytes))
+            })
+            .collect();
+        let mut cold = self.cold.borrow_mut();
+        restored
+            .iter()
+            .rev()
+            .for_each(|&(id, since, _)| cold.push_front((id, since)));
+        drop(cold);
+        let restored: HashMap<TaskId, usize> = restored
+            .into_iter()
+            .map(|(id, _, bytes)| (id, bytes))
+            .collect();
+        let compacted = |id: TaskId| restored.get(&id).copied();
         let now = Instant::now();
         let running = self.running.get();
         let threads: Vec<_> = self
@@ -645,6 +746,7 @@ impl Scheduler {
                     name,
                     state,
                     stack,
+                    compacted: compacted(id),
                 }
             })
             .collect();
