@@ -182,7 +182,7 @@ fn threads_left_compacted_at_the_end_of_the_runtime_unwind() {
 #[test]
 fn timers_channels_mutexes_condvars_and_joins_across_compaction() {
     compacting().run(|| {
-        let sleeper = fibra::spawn(|| across(3, || fibra::time::sleep(Duration::from_millis(20))));
+        let sleeper = fibra::spawn(|| across(3, || fibra::time::sleep(Duration::from_millis(200))));
         let (tx, rx) = channel::unbounded::<u64>();
         let receiver = fibra::spawn(move || across(4, || rx.recv().unwrap()));
         let (btx, brx) = channel::bounded::<u64>(1);
@@ -204,15 +204,17 @@ fn timers_channels_mutexes_condvars_and_joins_across_compaction() {
                 })
             })
         };
-        let joiner = fibra::spawn(|| {
+        let (done, finish) = channel::unbounded::<()>();
+        let joiner = fibra::spawn(move || {
             across(8, || {
-                fibra::spawn(|| fibra::time::sleep(Duration::from_millis(10)))
-                    .join()
-                    .unwrap()
+                fibra::spawn(move || finish.recv().unwrap()).join().unwrap()
             })
         });
         rounds(3);
-        assert_eq!(compacted_now(), 7); // with the joined thread
+        // Six wait for this thread (the joined one too); the sleeper as well,
+        // unless its timer fired first (a slow machine, valgrind).
+        assert!(compacted_now() >= 6);
+        done.send(()).unwrap();
         tx.send(41).unwrap();
         assert_eq!(brx.recv().unwrap(), 0);
         drop(guard);
@@ -254,14 +256,8 @@ fn sockets_across_compaction() {
 #[test]
 fn blocking_waits_and_ractor_ports_across_compaction() {
     compacting().run(|| {
-        let offloaded = fibra::spawn(|| {
-            across(12, || {
-                fibra::blocking(|| {
-                    std::thread::sleep(Duration::from_millis(20));
-                    6 * 7
-                })
-            })
-        });
+        let (open, gate) = std::sync::mpsc::channel::<u64>();
+        let offloaded = fibra::spawn(move || across(12, || fibra::blocking(move || gate.recv())));
         let echo = Ractor::new(|ctx: &Context<u64, u64>| {
             while let Ok(n) = ctx.receive() {
                 if ctx.yield_value(n + 1).is_err() {
@@ -277,8 +273,9 @@ fn blocking_waits_and_ractor_ports_across_compaction() {
         rounds(3);
         assert_eq!(compacted_now(), 2);
         echo.send(1).unwrap();
+        open.send(42).unwrap();
         assert_eq!(taker.join().unwrap(), 2);
-        assert_eq!(offloaded.join().unwrap(), 42);
+        assert_eq!(offloaded.join().unwrap(), Ok(42));
         echo.close_incoming();
     });
 }
@@ -344,18 +341,23 @@ fn deep_and_nearly_empty_stacks_across_compaction() {
 #[test]
 fn a_panic_right_after_a_restore_reaches_the_joiner() {
     compacting().run(|| {
-        let thread = fibra::spawn(|| {
-            across(14, || fibra::time::sleep(Duration::from_millis(10)));
+        let (go, wait) = channel::unbounded::<()>();
+        let thread = fibra::spawn(move || {
+            across(14, || wait.recv().unwrap());
             panic!("right after the restore");
         });
-        rounds(1);
-        let caught = fibra::spawn(|| {
-            std::panic::catch_unwind(|| {
-                fibra::time::sleep(Duration::from_millis(10));
+        let (go_caught, wait_caught) = channel::unbounded::<()>();
+        let caught = fibra::spawn(move || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                wait_caught.recv().unwrap();
                 panic!("caught after the restore");
-            })
+            }))
             .is_err()
         });
+        rounds(2);
+        assert_eq!(compacted_now(), 2);
+        go.send(()).unwrap();
+        go_caught.send(()).unwrap();
         let err = thread.join().unwrap_err().into_panic().unwrap();
         assert_eq!(err.downcast_ref::<&str>(), Some(&"right after the restore"));
         assert!(caught.join().unwrap());
