@@ -68,6 +68,93 @@
 //! timer, no socket, no [`Unparker`] held elsewhere), `run` panics with a
 //! deadlock message instead of hanging.
 //!
+//! # Compaction
+//!
+//! A parked green thread holds the pages of its stack that it touched: at
+//! least one 4 KiB page, though it uses far less of it. Measured with
+//! `cargo run -p fibra --release --example parked_stack` (the bytes from the
+//! saved stack pointer to the top of the stack, x86_64): 504 B parked in
+//! [`park`], 616 B in a sleep or a channel receive, 664 B on a mutex, 776 B
+//! in a socket read (3.3–5.1 KiB in a debug build). A runtime built with
+//! [`Builder::compact_parked_after`] moves those bytes of a thread parked
+//! for longer than a threshold into a heap buffer of exactly their size and
+//! gives the stack's pages back to the kernel, keeping the address range
+//! and the guard page; the bytes go back to the same addresses right before
+//! the thread runs again, so every pointer into the stack stays valid. In
+//! `fibra-bench park-scale` that takes a parked green thread from 4,320 B to
+//! well under 1 KiB. It is off by default: a thread woken after the
+//! threshold pays a copy of its used stack each way, and the one thing that
+//! makes it unsound — another OS thread using the stack of a parked thread —
+//! is something only the program can rule out (hence `unsafe`).
+//!
+//! **When.** Each park of a runtime that compacts is queued with its time
+//! (one branch and a push, on the park); at the end of each round of the
+//! scheduler, the parks older than the threshold whose thread is still in
+//! them are compacted, and an idle runtime wakes from its poller in time for
+//! the oldest. Switching into a thread tests whether it is compacted and,
+//! if it is, copies the bytes back first. A runtime that does not compact
+//! pays two never-taken branches — one on a park, one on a switch in — and
+//! nothing else.
+//!
+//! **What may touch a parked thread's stack, and why none of it does while
+//! the stack is compacted** (the audit behind the `unsafe`):
+//!
+//! - *The scheduler* switches into a parked thread only in `run_task` and in
+//!   a dump's trace (`Scheduler::section`); both restore first. A thread's
+//!   fiber header (its state, its saved stack pointer) is at the top of its
+//!   stack, among the moved bytes: nothing reads it while compacted, and a
+//!   task dropped while compacted (the end of the runtime) puts its stack
+//!   back before its fiber is dropped and unwound (`Task` drops `compacted`
+//!   before `code`). An abandoned thread (under `panic = "abort"`) is leaked
+//!   whole.
+//! - *fibra's wait records* — the nodes of `sync`'s wait lists (mutex,
+//!   condvar, channels and `Select`), joins, timers, the reactor's
+//!   registrations, Ractor mailbox and outbox waiters, `blocking`'s result
+//!   slot — are on the heap (slabs, `Rc`s and `Arc`s) and name the thread by
+//!   its id; a wake from another OS thread goes through the runtime's remote
+//!   queue and is handled by the runtime's own OS thread, which is the one
+//!   that compacts and restores: a wake can never meet a compaction half
+//!   done. All of this is safe Rust: the only `unsafe` code is in `arch`,
+//!   `stack` and `fiber`.
+//! - *Messages of a switch* (`fiber/message.rs`) point at a value on the
+//!   sender's stack only for the instant of the switch; a park and a wake
+//!   carry `()`, a tag with no address.
+//! - *Fibers a green thread resumed*: a thread cannot park from inside a
+//!   fiber it resumed (the park refuses), so a parked thread's context is
+//!   always its own stack; a fiber it left suspended has a stack of its
+//!   own, which is not compacted, and can only point into the thread's stack
+//!   if its types borrow from it — then it is not `'static` and no other
+//!   thread can resume it.
+//! - *Other green threads, Ractors, the reactor, timers, wakers* reach only
+//!   what was handed to them, and everything fibra hands across is `'static`
+//!   ([`spawn`], channels, Ractors, `blocking`, [`Unparker`]): safe code
+//!   cannot give them a reference into a thread's stack. There is no scoped
+//!   spawn in fibra.
+//! - *The exceptions*, which fibra cannot see: a future under
+//!   [`block_on`](crate::block_on) is pinned on the parked thread's stack and
+//!   may have lent part of itself to its waker (an intrusive waiter node, as
+//!   tokio's `Notify` and semaphores keep), so `block_on`'s parks (and
+//!   `fibra::tokio::block_on`'s) are never compacted; and
+//!   `std::thread::scope` (rayon's and crossbeam's scopes, `rayon::join`)
+//!   lets safe code lend a local to another OS thread while the green thread
+//!   parks inside the scope — that one fibra cannot detect, so compaction
+//!   is `unsafe` to enable and its contract forbids it.
+//! - *Signals, the overflow handler*: a signal runs on the stack that is
+//!   running or on the alternate stack, never on a parked one; the guard
+//!   page below a compacted stack stays a guard (only the usable pages are
+//!   advised), and its chunk stays registered with the overflow handler.
+//! - *Below the saved stack pointer* nothing is live (a context suspends by
+//!   calling the switch, so it is no leaf function using the x86_64 red
+//!   zone), so the lowest page is given back whole and only `[sp, top)` is
+//!   copied.
+//! - *Valgrind* sees ordinary copies: the bytes written back carry the
+//!   definedness they were copied out with; `tests/compaction.rs` runs
+//!   clean under memcheck.
+//! - *The stall detector and dumps*: the watchdog reads only counters; a
+//!   dump restores each compacted thread to trace it (its
+//!   [`ThreadDump::compacted`] says how many bytes it had kept), and the
+//!   runtime compacts it again at its next sweep.
+//!
 //! # Ruby names
 //!
 //! | Ruby | fibra |
