@@ -27,7 +27,7 @@ fn main() {
         let lock = Rc::new(Mutex::new(()));
         let held = lock.lock();
         let threads = [
-            named("park").spawn(|| runtime::park()).unwrap(),
+            named("park").spawn(runtime::park).unwrap(),
             named("sleep")
                 .spawn(|| fibra::time::sleep(Duration::from_secs(3600)))
                 .unwrap(),

@@ -100,7 +100,7 @@ fn threads_woken_in_random_orders_keep_their_stacks() {
             shuffle(&mut order, round + 1);
             for (n, &i) in order.iter().enumerate() {
                 unparkers[i].unpark();
-                if n % 7 == 0 {
+                if n.is_multiple_of(7) {
                     rounds(1);
                 }
             }
@@ -122,7 +122,7 @@ fn wakes_from_another_os_thread_while_threads_are_compacted() {
                 while !stop.load(Ordering::Relaxed) {
                     unparkers[i % unparkers.len()].unpark();
                     i += 1;
-                    if i % 64 == 0 {
+                    if i.is_multiple_of(64) {
                         std::thread::yield_now();
                     }
                 }
