@@ -387,3 +387,32 @@ fn a_dump_traces_compacted_threads_and_they_are_compacted_again() {
         handle.join().unwrap();
     });
 }
+
+#[test]
+fn parks_in_block_on_are_never_compacted() {
+    compacting().run(|| {
+        let ready = Rc::new(Cell::new(false));
+        let waker = Rc::new(RefCell::new(None::<std::task::Waker>));
+        let future = {
+            let (ready, waker) = (ready.clone(), waker.clone());
+            std::future::poll_fn(move |cx| {
+                if ready.get() {
+                    return std::task::Poll::Ready(7);
+                }
+                *waker.borrow_mut() = Some(cx.waker().clone());
+                std::task::Poll::Pending
+            })
+        };
+        let waiting = fibra::spawn(move || across(16, || fibra::block_on(future)));
+        let parked = fibra::spawn(runtime::park);
+        rounds(3);
+        // The future, pinned on its thread's stack, might have lent itself
+        // to what wakes it: only the plain park is compacted.
+        assert_eq!(compacted_now(), 1);
+        ready.set(true);
+        waker.borrow_mut().take().expect("polled").wake();
+        assert_eq!(waiting.join().unwrap(), 7);
+        parked.cancel();
+        assert!(parked.join().is_err());
+    });
+}
