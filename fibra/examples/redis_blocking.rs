@@ -17,6 +17,12 @@
 //! wrote); without it, it starts a throwaway `redis-server` from `PATH` on a
 //! free loopback port (Debian: `apt-get install redis-server`) and stops it
 //! at the end.
+//!
+//! The pool grows to hundreds of OS threads here. On a machine with few cores
+//! they can keep the runtime's own OS thread off the CPU for a while; a debug
+//! build's stall line (`fibra: green thread … has run for …`) then names the
+//! green thread that happened to be running, though it called nothing that
+//! blocks.
 
 #[path = "../tests/support/redis_server.rs"]
 mod redis_server;

@@ -26,6 +26,18 @@
 //! assert_eq!(fiber.resume("four").unwrap(), Step::Return(4));
 //! ```
 //!
+//! ## Seeing inside a running program
+//!
+//! [`runtime::dump`] lists every runtime of the process and each of its green
+//! threads: its name, what it waits for (a socket, a timer, a channel, a lock,
+//! a join, the blocking pool, a Ractor's mailbox or outbox, a future) and for
+//! how long, and where in the code it is parked, as a symbolized backtrace —
+//! Go's goroutine dump; [`runtime::dump_on_signal`] prints one on a signal.
+//! A green thread that holds its OS thread too long (a blocking call, a long
+//! computation) is named on stderr by the stall detector (see
+//! [`runtime`'s docs](runtime#stalls)); a [`runtime::ThreadBuilder`] names a
+//! thread for all of these.
+//!
 //! ## Ruby and Lua names
 //!
 //! Rust reserves `yield`, and fibra's values are typed, so some names differ:
@@ -59,7 +71,7 @@
 //! | sockets, timers, locks, channels, other green threads, Ractors | fibra's own: [`net`], [`time`], [`sync`], [`JoinHandle::join`], [`ractor`] | only the calling green thread |
 //! | a blocking library (a sync database driver, a C library), `std::fs`, a child process, name resolution, a long computation | [`blocking`]`(\|\| …)`: the closure runs on a pool of OS threads | only the calling green thread; the work holds a pool thread |
 //! | a `Future` woken by whatever it waits for: a channel (`futures`' or `tokio::sync`'s), another OS thread, a timer of its own | [`block_on`]`(future)` | only the calling green thread |
-//! | a `Future` that needs tokio's reactor or timers: `tokio::net`, `tokio::time`, hyper's client, reqwest, sqlx, tonic | `fibra::tokio::block_on(future)`, with the cargo feature `tokio`: the future runs on a background tokio runtime, started on first use | only the calling green thread |
+//! | a `Future` that needs tokio's reactor or timers: `tokio::net`, `tokio::time`, hyper's client, reqwest, sqlx, tonic | `fibra::tokio::block_on(future)`, with the cargo feature `tokio`: the future's sockets, timers and tasks belong to a background tokio runtime, started on first use | only the calling green thread |
 //! | a computation to spread over the cores | a [`Ractor`](ractor::Ractor) per piece of it | nothing: Ractors run on worker threads of their own |
 //!
 //! **fibra's own IO.** [`net`] (TCP, UDP), [`time`] (`sleep`, `timeout`),
@@ -102,19 +114,30 @@
 //!
 //! **tokio's futures: `fibra::tokio::block_on`.** With the cargo feature
 //! `tokio`, a future that needs tokio's reactor — `tokio::net`,
-//! `tokio::time`, a hyper or reqwest client — is spawned on a background
-//! multi-threaded tokio runtime, started on first use, and the calling green
-//! thread parks until it completes.
+//! `tokio::time`, a hyper or reqwest client — is polled on the calling green
+//! thread with a background multi-threaded tokio runtime (started on first
+//! use) as the current one: its sockets, timers and spawned tasks belong to
+//! that runtime, whose threads drive them and wake the green thread, parked
+//! until the future completes. The future may borrow and need not be `Send`.
+//! Make tokio's futures inside it (`block_on(async { tokio::time::sleep(d).await })`):
+//! some look for the runtime as soon as they are made.
+//!
+//! **The other way round**, async code awaits fibra's work without blocking
+//! its executor: `.await` on a [`Ractor`](ractor::Ractor) gives its result,
+//! and [`Ractor::take_async`](ractor::Ractor::take_async) the values it
+//! yields ([from async code](ractor#from-async-code)).
 //!
 //! **The stall line.** When a green thread runs for longer than a threshold
 //! without parking or yielding, fibra writes a line to stderr that begins
-//! with `fibra: `, naming the green thread (its name, else its id), its OS
-//! thread and how long it has held it; and one more when it lets go, with the
-//! total. Every other green thread of that runtime waited all that time: move
-//! the call behind one of the doors above. The threshold is set with
-//! `runtime::Builder::stall_threshold`, or in any build with the environment
-//! variable `FIBRA_STALL_MS` (`0` turns the line off); debug builds have it on
-//! by default, at 100 ms.
+//! with `fibra: `, naming the green thread (its
+//! [name](runtime::ThreadBuilder::name), else its id), its OS thread and how
+//! long it has held it; and one more when it lets go, with the total. Every
+//! other green thread of that runtime waited all that time: move the call
+//! behind one of the doors above. The threshold is set with
+//! [`runtime::Builder::stall_threshold`], or in any build with the
+//! environment variable `FIBRA_STALL_MS` (`0` turns the line off); debug
+//! builds have it on by default, at 100 ms. The [runtime docs](runtime#stalls)
+//! show the lines.
 //!
 //! **What still blocks a runtime**, called straight from a green thread, and
 //! what to use instead:
@@ -157,7 +180,9 @@
 //! | **Nothing fibra needs at the end of a thread is gone before it.** A suspended fiber kept in a thread-local is unwound at thread exit. | the panic payload in flight is a thread-local without a destructor; the stack pool is reached with `try_with` | `tests/soundness.rs` (`f6_*`) |
 //! | **The panic strategy is defined.** fibra needs `panic = "unwind"` to unwind fibers; under `panic = "abort"` a dropped suspended fiber is leaked and a cancelled green thread abandoned (never resumed, its destructors not run), and nothing aborts. | `cfg!(panic = "abort")` in `Fiber::drop` and the scheduler | `checks/panic-abort`, run in CI with that profile |
 //! | **Nothing touches a compacted stack.** A parked green thread whose stack was compacted (moved to the heap, its pages given back) is read or written by nobody until its bytes are back at the same addresses. | the scheduler restores before its only two switches into a parked thread (`run_task`, a dump's trace) and before a task is dropped; fibra's wait records are on the heap and what it hands across is `'static`; `block_on`'s parks are never compacted; what fibra cannot see — a green thread lending its stack to another OS thread (`std::thread::scope`) across a park — is the contract of the `unsafe` [`runtime::Builder::compact_parked_after`], which is off by default (the audit: [`runtime`'s Compaction docs](runtime#compaction)) | `tests/compaction.rs` (every wait, random wake orders, wakes from another OS thread, cancellation, deep and empty stacks, a panic after a restore, dumps), also under valgrind memcheck; `stack::compact`'s unit test under Miri |
+//! | **A lock-free queue gives each slot or node to one thread at a time.** The runtime's remote ring: a slot's value is written by the one producer whose compare-and-swap claimed its position and read by the one consumer that claimed it after seeing the producer's release. A Ractor's mailbox: one consumer only — the body's `Context`, neither `Send` nor `Sync` — pops and frees nodes, and a node is freed only after its one linking sender is done with it; the receiver's waiter is written only when no waker may read it. | sequence numbers per slot (`runtime/ring.rs`); `Mailbox::receive` is `unsafe` with the single-consumer contract, which only `Context` meets; the `WAITING`/`WAKERS` protocol of `ractor/mailbox.rs` | Miri (`scripts/miri.sh`) on the ring's and the mailbox's unit tests; `tests/cross_thread.rs` (`sleeping_receivers_never_miss_a_wake`) under ThreadSanitizer and valgrind; a `compile_fail` example on `Context` |
 //! | **A switch keeps what the ABI requires.** Callee-saved registers are saved or declared clobbered; an `asm!` block claims only the options it keeps (the valgrind request clobbers the flags). | `arch/x86_64.rs`, `arch/aarch64.rs` | the fiber tests (`callee_saved_fp_registers_survive_switches` for d8–d15), under valgrind memcheck (`scripts/memcheck.sh`) and ThreadSanitizer (`scripts/tsan.sh`) on x86_64, and under qemu-user on aarch64 (`scripts/test-aarch64.sh`) |
+//! | **A runtime's threads are read only on its own OS thread.** A dump never reads a green thread's stack or the task table from another OS thread, where that runtime may resume the thread meanwhile. | [`runtime::dump`] asks each runtime and waits for its answer (or reports it busy); the runtime describes itself from its own loop, resuming each suspended thread so that the thread traces its own stack and suspends again without leaving its park site; a signal handler only writes one byte to a pipe (async-signal-safe), and the dump is made by a thread of its own | `tests/observe.rs` (dumps from a plain OS thread, from a green thread, of a busy runtime, of 100,000 threads; on a signal), under valgrind memcheck |
 //!
 //! What Miri cannot run — the switch and the stack bootstrap are assembly — is
 //! covered by the model-based test, the regression tests and valgrind.
@@ -182,8 +207,10 @@
 //! per CPU), `stack` (guarded stacks and their pool), [`fiber`] and
 //! [`generator`] (the typed, safe API), [`runtime`] (scheduler, timers, IO
 //! reactor, cross-thread wake), [`time`], [`net`], [`sync`] and [`blocking`],
-//! then [`ractor`]. Every `unsafe` block lives in the first three and says why it
-//! holds.
+//! then [`ractor`]. Every `unsafe` block lives in the first three, in the
+//! runtime's lock-free wake ring or in a Ractor's lock-free mailbox (and the
+//! `Context` calls into it), and says
+//! why it holds.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

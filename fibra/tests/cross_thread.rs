@@ -193,3 +193,129 @@ fn a_panic_in_blocking_work_reaches_the_caller() {
         }
     });
 }
+
+/// Many senders — OS threads and Ractors on other workers — and receiving
+/// Ractors that keep falling asleep: senders pause now and then for longer
+/// than an idle worker spins, so each receiver's worker goes to sleep in its
+/// poller again and again, and each wake must cross the sleeping/pending
+/// handshake of `runtime/remote.rs` and the WAITING/WAKING one of the
+/// mailbox. A lost wake would hang a receiver; a watchdog turns that into a
+/// failure. Every message sent is received exactly once.
+#[test]
+fn sleeping_receivers_never_miss_a_wake() {
+    use fibra::ractor::{Context, Pool, Ractor};
+
+    const RECEIVERS: usize = 4;
+    const OS_SENDERS: usize = 4;
+    const RACTOR_SENDERS: usize = 2;
+    const EACH: u64 = 2_000;
+    let done = Arc::new(AtomicBool::new(false));
+    let watchdog = {
+        let done = done.clone();
+        thread::spawn(move || {
+            for _ in 0..1200 {
+                if done.load(Ordering::Acquire) {
+                    return;
+                }
+                thread::sleep(Duration::from_millis(100));
+            }
+            eprintln!("sleeping_receivers_never_miss_a_wake: a receiver never woke");
+            std::process::abort();
+        })
+    };
+    let pool = Pool::new(3);
+    let receivers: Vec<Ractor<u64, (), (u64, u64)>> = (0..RECEIVERS)
+        .map(|_| {
+            pool.spawn(|ctx: &Context<u64>| {
+                let (mut count, mut sum) = (0, 0);
+                while let Ok(n) = ctx.receive() {
+                    count += 1;
+                    sum += n;
+                }
+                (count, sum)
+            })
+        })
+        .collect();
+    // Pauses of 0 to 60 µs, more than the ~20 µs a worker spins.
+    let pause = |i: u64, who: u64| {
+        if (i * 7 + who).is_multiple_of(5) {
+            thread::sleep(Duration::from_micros((i * 13 + who * 31) % 60));
+        }
+    };
+    let os_senders: Vec<_> = (0..OS_SENDERS as u64)
+        .map(|who| {
+            let receivers = receivers.clone();
+            thread::spawn(move || {
+                for i in 0..EACH {
+                    receivers.iter().for_each(|r| r.send(i).unwrap());
+                    pause(i, who);
+                }
+            })
+        })
+        .collect();
+    let ractor_senders: Vec<Ractor<(), (), ()>> = (0..RACTOR_SENDERS as u64)
+        .map(|who| {
+            let receivers = receivers.clone();
+            pool.spawn(move |_: &Context<()>| {
+                for i in 0..EACH {
+                    receivers.iter().for_each(|r| r.send(i).unwrap());
+                    if (i * 3 + who).is_multiple_of(7) {
+                        fibra::time::sleep(Duration::from_micros(40));
+                    }
+                }
+            })
+        })
+        .collect();
+    os_senders.into_iter().for_each(|t| t.join().unwrap());
+    ractor_senders.into_iter().for_each(|r| r.join().unwrap());
+    let senders = (OS_SENDERS + RACTOR_SENDERS) as u64;
+    for receiver in receivers {
+        receiver.close_incoming();
+        let (count, sum) = receiver.join().unwrap();
+        assert_eq!(count, senders * EACH);
+        assert_eq!(sum, senders * EACH * (EACH - 1) / 2);
+    }
+    done.store(true, Ordering::Release);
+    watchdog.join().unwrap();
+}
+
+/// Ping-pong between Ractors on two workers, with pong pausing now and then
+/// so that ping's worker goes to sleep: every round trip completes.
+#[test]
+fn ping_pong_between_workers_survives_sleeps() {
+    use fibra::ractor::{Context, Pool, Ractor};
+
+    enum ToPong {
+        ReplyTo(Ractor<u64, (), u64>),
+        Ball(u64),
+    }
+    const ROUND_TRIPS: u64 = 5_000;
+    let pool = Pool::new(2);
+    let pong: Ractor<ToPong> = pool.spawn(|ctx: &Context<ToPong>| {
+        let Ok(ToPong::ReplyTo(ping)) = ctx.receive() else {
+            panic!("pong's first message names ping");
+        };
+        while let Ok(ToPong::Ball(n)) = ctx.receive() {
+            if n.is_multiple_of(97) {
+                fibra::time::sleep(Duration::from_micros(50));
+            }
+            if ping.send(n + 1).is_err() {
+                break;
+            }
+        }
+    });
+    let to_pong = pong.clone();
+    let ping: Ractor<u64, (), u64> = pool.spawn(move |ctx: &Context<u64>| {
+        let mut ball = ctx.receive().unwrap();
+        for _ in 0..ROUND_TRIPS {
+            to_pong.send(ToPong::Ball(ball)).unwrap();
+            ball = ctx.receive().unwrap();
+        }
+        to_pong.close_incoming();
+        ball
+    });
+    assert!(pong.send(ToPong::ReplyTo(ping.clone())).is_ok());
+    ping.send(0).unwrap();
+    assert_eq!(ping.join().unwrap(), ROUND_TRIPS);
+    pong.join().unwrap();
+}

@@ -5,9 +5,9 @@
 use fibra::ractor::{Context, Ractor, RemoteError, TakeError};
 use std::future::{Future, IntoFuture};
 use std::pin::pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 use std::time::Duration;
 
@@ -50,13 +50,18 @@ fn collatz_steps(mut n: u64) -> u64 {
     steps
 }
 
+/// The Collatz steps of the `SPAN` numbers from `from` on.
 fn sum_of_collatz_steps(from: u64) -> u64 {
-    (from..from + 2_000).map(collatz_steps).sum()
+    (from..from + SPAN).map(collatz_steps).sum()
 }
 
-/// A hundred tasks on a two-thread tokio runtime each await a Ractor whose work
-/// cannot end before a tokio interval has ticked three more times: if awaiting
-/// blocked tokio's threads, the interval could not tick and nothing would end.
+/// Enough numbers for some work each, few enough for valgrind.
+const SPAN: u64 = 200;
+
+/// A hundred tasks on a two-thread tokio runtime each await a Ractor that
+/// holds its result until a tokio interval task, once it has ticked three
+/// times, tells it to finish: if awaiting blocked tokio's threads, the
+/// interval could not tick and nothing would end.
 #[test]
 fn a_hundred_tokio_tasks_await_ractors_while_tokio_keeps_ticking() {
     const TASKS: u64 = 100;
@@ -64,31 +69,33 @@ fn a_hundred_tokio_tasks_await_ractors_while_tokio_keeps_ticking() {
     let (results, ticks) = without_hanging("tokio tasks awaiting Ractors", || {
         let runtime = tokio_runtime(2);
         runtime.block_on(async {
+            // Ractors waiting for the ticker's word to hand over their result.
+            let held: Arc<Mutex<Vec<Ractor<(), (), u64>>>> = Arc::default();
             let ticks = Arc::new(AtomicUsize::new(0));
             let ticker = tokio::spawn({
-                let ticks = ticks.clone();
+                let (held, ticks) = (held.clone(), ticks.clone());
                 async move {
                     let mut interval = tokio::time::interval(Duration::from_millis(1));
                     loop {
                         interval.tick().await;
-                        ticks.fetch_add(1, Ordering::SeqCst);
+                        if ticks.fetch_add(1, Ordering::SeqCst) + 1 >= TICKS {
+                            for ractor in held.lock().unwrap().drain(..) {
+                                ractor.send(()).unwrap();
+                            }
+                        }
                     }
                 }
             });
-            let start = ticks.load(Ordering::SeqCst);
             let tasks: Vec<_> = (0..TASKS)
                 .map(|i| {
-                    let ticks = ticks.clone();
+                    let held = held.clone();
                     tokio::spawn(async move {
-                        let worker = Ractor::new(move |_: &Context<()>| {
-                            let sum = sum_of_collatz_steps(1 + i * 2_000);
-                            // More work, a chunk at a time, until tokio has ticked.
-                            while ticks.load(Ordering::SeqCst) < start + TICKS {
-                                std::hint::black_box(sum_of_collatz_steps(27));
-                                fibra::runtime::yield_now();
-                            }
+                        let worker = Ractor::new(move |ctx: &Context<()>| {
+                            let sum = sum_of_collatz_steps(1 + i * SPAN);
+                            ctx.receive().unwrap();
                             sum
                         });
+                        held.lock().unwrap().push(worker.clone());
                         worker.await
                     })
                 })
@@ -98,11 +105,11 @@ fn a_hundred_tokio_tasks_await_ractors_while_tokio_keeps_ticking() {
                 results.push(task.await.unwrap().unwrap());
             }
             ticker.abort();
-            (results, ticks.load(Ordering::SeqCst) - start)
+            (results, ticks.load(Ordering::SeqCst))
         })
     });
     let expected: Vec<u64> = (0..TASKS)
-        .map(|i| sum_of_collatz_steps(1 + i * 2_000))
+        .map(|i| sum_of_collatz_steps(1 + i * SPAN))
         .collect();
     assert_eq!(results, expected);
     assert!(ticks >= TICKS, "{ticks} ticks");
@@ -239,7 +246,45 @@ fn a_take_polled_many_times_is_woken_once() {
     };
     assert_eq!(value, Ok(1));
     assert_eq!(counter.wakes(), 1);
-    ractor.join().unwrap();
+    ractor.clone().join().unwrap(); // (`take` still borrows `ractor`)
+}
+
+/// A `select!` loop remakes its take future each time round; the ones it
+/// dropped leave no entry behind, so the offer wakes only the live one.
+#[test]
+fn dropped_pending_takes_leave_no_entry_behind() {
+    let ractor = Ractor::new(|ctx: &Context<(), u8>| {
+        ctx.receive().unwrap();
+        ctx.yield_value(7).unwrap();
+    });
+    let dropped = Arc::new(CountingWaker::default());
+    for _ in 0..100 {
+        let mut take = pin!(ractor.take_async());
+        let waker = Waker::from(dropped.clone());
+        assert!(
+            take.as_mut()
+                .poll(&mut TaskContext::from_waker(&waker))
+                .is_pending()
+        );
+    }
+    let live = Arc::new(CountingWaker::default());
+    let waker = Waker::from(live.clone());
+    let mut take = pin!(ractor.take_async());
+    assert!(
+        take.as_mut()
+            .poll(&mut TaskContext::from_waker(&waker))
+            .is_pending()
+    );
+    ractor.send(()).unwrap();
+    while live.wakes() == 0 {
+        std::thread::yield_now();
+    }
+    assert_eq!(
+        take.as_mut().poll(&mut TaskContext::from_waker(&waker)),
+        Poll::Ready(Ok(7))
+    );
+    ractor.clone().join().unwrap(); // (`take` still borrows `ractor`)
+    assert_eq!(dropped.wakes(), 0);
 }
 
 /// A dropped pending join leaves the final value for another handle.
@@ -260,6 +305,26 @@ fn a_pending_join_dropped_leaves_the_value() {
     }
     other.send(()).unwrap();
     assert_eq!(fibra::block_on(other.into_future()).unwrap(), 42);
+}
+
+/// A join future dropped while pending is not woken when the Ractor ends.
+#[test]
+fn a_dropped_pending_join_is_not_woken() {
+    let ractor = Ractor::new(|ctx: &Context<()>| ctx.receive().unwrap());
+    let other = ractor.clone();
+    let dropped = Arc::new(CountingWaker::default());
+    {
+        let mut join = pin!(ractor.into_future());
+        let waker = Waker::from(dropped.clone());
+        assert!(
+            join.as_mut()
+                .poll(&mut TaskContext::from_waker(&waker))
+                .is_pending()
+        );
+    }
+    other.send(()).unwrap();
+    other.join().unwrap();
+    assert_eq!(dropped.wakes(), 0);
 }
 
 #[test]

@@ -6,8 +6,8 @@
 
 use super::error::{RemoteError, TakeError};
 use super::outbox::Outbox;
+use super::waiters::Registration;
 use super::{Outcome, Ractor};
-use crate::runtime::waiter::Waiter;
 use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -23,15 +23,26 @@ use std::task::{Context, Poll};
 #[must_use = "futures do nothing unless awaited or polled"]
 pub struct Join<R> {
     outcome: Arc<Outcome<R>>,
+    registration: Option<Registration>,
 }
 
 impl<R> Future for Join<R> {
     type Output = Result<R, RemoteError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.outcome.try_join(|| Waiter::Task(cx.waker().clone())) {
-            Some(outcome) => Poll::Ready(outcome),
-            None => Poll::Pending,
+        let this = self.get_mut();
+        let registration = &mut this.registration;
+        let outcome = this
+            .outcome
+            .try_join(|joiners| joiners.register(registration, cx.waker()));
+        ready(outcome, registration)
+    }
+}
+
+impl<R> Drop for Join<R> {
+    fn drop(&mut self) {
+        if let Some(registration) = self.registration {
+            self.outcome.lock().joiners.remove(registration);
         }
     }
 }
@@ -63,6 +74,7 @@ impl<In, Out, R> IntoFuture for Ractor<In, Out, R> {
     fn into_future(self) -> Join<R> {
         Join {
             outcome: self.outcome,
+            registration: None,
         }
     }
 }
@@ -75,16 +87,39 @@ impl<In, Out, R> IntoFuture for Ractor<In, Out, R> {
 #[must_use = "futures do nothing unless awaited or polled"]
 pub struct Take<'a, Out> {
     outbox: &'a Outbox<Out>,
+    registration: Option<Registration>,
 }
 
 impl<Out> Future for Take<'_, Out> {
     type Output = Result<Out, TakeError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.outbox.try_take(|| Waiter::Task(cx.waker().clone())) {
-            Some(outcome) => Poll::Ready(outcome),
-            None => Poll::Pending,
+        let this = self.get_mut();
+        let registration = &mut this.registration;
+        let outcome = this
+            .outbox
+            .try_take(|takers| takers.register(registration, cx.waker()));
+        ready(outcome, registration)
+    }
+}
+
+impl<Out> Drop for Take<'_, Out> {
+    fn drop(&mut self) {
+        if let Some(registration) = self.registration {
+            self.outbox.forget_taker(registration);
         }
+    }
+}
+
+/// A future's poll result. Once it has one, the wake it registered for has
+/// come (or it never registered): there is no entry left to remove on drop.
+fn ready<T>(outcome: Option<T>, registration: &mut Option<Registration>) -> Poll<T> {
+    match outcome {
+        Some(outcome) => {
+            *registration = None;
+            Poll::Ready(outcome)
+        }
+        None => Poll::Pending,
     }
 }
 
@@ -123,6 +158,7 @@ impl<In, Out, R> Ractor<In, Out, R> {
     pub fn take_async(&self) -> Take<'_, Out> {
         Take {
             outbox: &self.ports.outgoing,
+            registration: None,
         }
     }
 }

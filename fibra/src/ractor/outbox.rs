@@ -4,6 +4,7 @@
 //! anywhere; each value goes to exactly one of them.
 
 use super::error::{Closed, TakeError};
+use super::waiters::{Registration, Waiters};
 use crate::runtime::WaitReason;
 use crate::runtime::waiter::{self, Waiter};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -18,8 +19,9 @@ struct State<T> {
     closed: Option<TakeError>,
     /// The Ractor's thread, while it waits for its offer to be taken.
     yielder: Option<Waiter>,
-    /// Threads waiting for an offer (woken all at once when one comes).
-    takers: Vec<Waiter>,
+    /// Threads and tasks waiting for an offer (woken all at once when one
+    /// comes).
+    takers: Waiters,
 }
 
 impl<T> Outbox<T> {
@@ -29,7 +31,7 @@ impl<T> Outbox<T> {
                 offered: None,
                 closed: None,
                 yielder: None,
-                takers: Vec::new(),
+                takers: Waiters::default(),
             }),
         }
     }
@@ -47,9 +49,9 @@ impl<T> Outbox<T> {
                 return Err(Closed(value));
             }
             state.offered = Some(value);
-            std::mem::take(&mut state.takers)
+            state.takers.take()
         };
-        takers.iter().for_each(Waiter::wake);
+        takers.wake();
         loop {
             {
                 let mut state = self.lock();
@@ -66,10 +68,13 @@ impl<T> Outbox<T> {
     }
 
     /// Takes the offered value if there is one: `None` if nothing is offered and
-    /// the port is open, after registering `waiter()` to be woken at the next
-    /// offer (or close). Taking is all or nothing, under the lock: a caller
-    /// that gives up after `None` leaves nothing behind but a spurious wake.
-    pub(super) fn try_take(&self, waiter: impl FnOnce() -> Waiter) -> Option<Result<T, TakeError>> {
+    /// the port is open, after `register` has registered the caller to be
+    /// woken at the next offer (or close). Taking is all or nothing, under the
+    /// lock: a caller that gives up after `None` has taken nothing.
+    pub(super) fn try_take(
+        &self,
+        register: impl FnOnce(&mut Waiters),
+    ) -> Option<Result<T, TakeError>> {
         let (value, yielder) = {
             let mut state = self.lock();
             match state.offered.take() {
@@ -78,7 +83,7 @@ impl<T> Outbox<T> {
                     if let Some(err) = &state.closed {
                         return Some(Err(err.clone()));
                     }
-                    waiter::register(&mut state.takers, waiter());
+                    register(&mut state.takers);
                     return None;
                 }
             }
@@ -92,7 +97,7 @@ impl<T> Outbox<T> {
     /// Waits for a value and takes it.
     pub(super) fn take(&self) -> Result<T, TakeError> {
         loop {
-            if let Some(outcome) = self.try_take(Waiter::current) {
+            if let Some(outcome) = self.try_take(Waiters::add_current) {
                 return outcome;
             }
             waiter::wait(WaitReason::RactorTake);
@@ -108,13 +113,15 @@ impl<T> Outbox<T> {
             if was_open {
                 state.closed = Some(reason);
             }
-            (
-                was_open,
-                state.yielder.take(),
-                std::mem::take(&mut state.takers),
-            )
+            (was_open, state.yielder.take(), state.takers.take())
         };
-        yielder.iter().chain(&takers).for_each(Waiter::wake);
+        yielder.iter().for_each(Waiter::wake);
+        takers.wake();
         was_open
+    }
+
+    /// Removes the entry of a take future dropped while it waited.
+    pub(super) fn forget_taker(&self, registration: Registration) {
+        self.lock().takers.remove(registration);
     }
 }

@@ -32,6 +32,8 @@ pub const ANSWER_WITHIN: Duration = Duration::from_millis(200);
 pub struct Dump {
     /// The runtimes, in the order they started.
     pub runtimes: Vec<RuntimeDump>,
+    /// When the dump was taken (deadlines print relative to it).
+    pub taken_at: Instant,
 }
 
 /// One runtime: the OS thread it runs on, and its green threads.
@@ -74,7 +76,8 @@ pub struct ThreadDump {
     /// What it is doing.
     pub state: ThreadState,
     /// Where it is, innermost frame first (see [`Frame`]); empty for a
-    /// thread that has not started.
+    /// thread that has not started, and for one parked with less than 8 KiB
+    /// left on its stack (the walk needs that much room).
     pub backtrace: Arc<[Frame]>,
     /// For a parked thread that the dump found compacted (see
     /// [`Builder::compact_parked_after`](super::Builder::compact_parked_after)):
@@ -154,62 +157,133 @@ pub struct Frame {
 ///
 /// # Reading it
 ///
-/// ```text
-/// fibra dump: 1 runtime, 3 green threads
+/// `cargo run --example dump` prints this (paths shortened):
 ///
-/// runtime on OS thread 'main': 3 green threads
+/// ```text
+/// fibra dump: 3 runtimes, 8 green threads
+///
+/// runtime on OS thread 'main': 5 green threads
 ///
 ///   green thread #1: running
-///     0: fibra::runtime::dump::dump
-///            at fibra/src/runtime/dump.rs:160
-///     1: my_server::main::{{closure}}
-///            at src/main.rs:12
+///     0: dump::main::{{closure}}
+///            at fibra/examples/dump.rs:37
+///
+///   3 green threads ('clerk-0' #2, 'clerk-1' #3, 'clerk-2' #4): parked on channel receive, for 20 ms
+///     0: fibra::sync::channel::Receiver<T>::recv_until
+///            at fibra/src/sync/channel/mod.rs:382
+///     1: fibra::sync::channel::Receiver<T>::recv
+///            at fibra/src/sync/channel/mod.rs:308
+///     2: dump::wait_for_orders
+///            at fibra/examples/dump.rs:16
+///     3: dump::main::{{closure}}::{{closure}}::{{closure}}
+///            at fibra/examples/dump.rs:27
+///
+///   green thread #5: parked on sleep (due in 279 ms), for 20 ms
+///     0: fibra::time::sleep_until
+///            at fibra/src/time.rs:36
+///     1: fibra::time::sleep
+///            at fibra/src/time.rs:17
+///     2: dump::main::{{closure}}::{{closure}}
+///            at fibra/examples/dump.rs:32
+///
+/// runtime on OS thread 'fibra-ractor-0': 2 green threads
+///
+///   green thread #1: parked on runtime::park, for 255 ms
+///     0: fibra::runtime::park
+///            at fibra/src/runtime/mod.rs:231
+///     1: fibra::ractor::pool::dispatch
+///            at fibra/src/ractor/pool.rs:147
 ///     …
 ///
-///   2 green threads (#2, #3): parked on channel receive, for 3.2s to 4.1s
-///     0: fibra::sync::channel::Receiver<T>::recv
-///            at fibra/src/sync/channel/mod.rs:310
-///     1: my_server::worker
-///            at src/main.rs:30
-///     …
+///   green thread #2: parked on Ractor mailbox (receive), for 255 ms
+///     0: fibra::runtime::waiter::wait
+///            at fibra/src/runtime/waiter.rs:43
+///     1: fibra::ractor::mailbox::Mailbox<T>::receive
+///            at fibra/src/ractor/mailbox.rs:69
+///     2: fibra::ractor::Context<In,Out>::receive
+///            at fibra/src/ractor/mod.rs:212
+///     3: dump::main::{{closure}}::{{closure}}
+///            at fibra/examples/dump.rs:35
+///
+/// runtime on OS thread 'fibra-ractor-1': 1 green thread
+///   …
 /// ```
 ///
-/// Green threads whose state and backtrace are the same are printed once, as
-/// a group with their ids (as `pprof`'s goroutine profile does), so a dump of
-/// 100,000 threads parked in a few places stays a few screens long. A
-/// backtrace starts at the fibra call that parked the thread (the scheduler's
-/// own frames are left out) and ends at the bottom of the thread's stack; it is
-/// walked by the unwinder through the DWARF CFI, as a panic's is, so it does
-/// not need frame pointers, and it is as good as the debug info: without it,
-/// functions are named but files and lines are not.
+/// Each runtime is headed by its OS thread (a Ractor worker is named
+/// `fibra-ractor-N`; its green thread #1 is the worker's dispatcher, parked
+/// while no Ractor is placed there). Under it, each green thread — by name
+/// and id, or by id — says what it does: `running` (the one that took the
+/// dump), `ready to run`, `not started yet`, or `parked on` what it waits for
+/// ([`WaitReason`]) and for how long. Green threads whose state and backtrace
+/// are the same are printed once, as a group with their ids (as `pprof`'s
+/// goroutine profile does), so a dump of 100,000 threads parked in a few
+/// places stays a few screens long. A runtime that held its OS thread through
+/// the dump reads `busy running green thread 'name' (#N) for at least T ms`.
+///
+/// A backtrace starts at the fibra call that parked the thread (the
+/// scheduler's own frames are left out) and ends where the thread's own code
+/// begins (fibra's start-up frames are left out too). It is walked by the
+/// unwinder through the DWARF CFI, as a panic's backtrace is, so it needs no
+/// frame pointers and is complete in release builds too; files and lines
+/// come from debug info, and without it (a stripped binary) functions are
+/// still named where the symbol table has them. Inlined functions have frames
+/// of their own.
 ///
 /// A thread's stack is read by that thread itself, resumed for an instant by
-/// its own runtime (a parked thread does not run meanwhile, its wait is not
-/// disturbed), so the walk needs some room on that stack: a few KiB.
+/// its own runtime on its own OS thread (a parked thread's wait is not
+/// disturbed: it suspends again at once), so the walk needs some room on that
+/// stack: a thread parked with less than 8 KiB left is listed without a
+/// backtrace. The time a thread has waited is measured from a clock
+/// its runtime reads when it sleeps, wakes or handles timers, and at least
+/// every 64 passes of its loop, so it may be slightly long.
+///
+/// # Panics
+///
+/// If no OS thread can be started to symbolize the backtraces (a dump does
+/// that on a thread of its own, whose stack is large enough for it).
 pub fn dump() -> Dump {
-    let own = scheduler::try_current();
-    let mut symbols = Symbols::default();
-    let runtimes = registry::runtimes()
+    let taken_at = Instant::now();
+    let runtimes: Vec<Arc<Monitor>> = registry::runtimes()
         .into_iter()
         .filter(|monitor| !monitor.has_ended())
-        .map(|monitor| {
-            let state = match &own {
-                Some(scheduler) if scheduler.is_monitored_by(&monitor) => {
-                    RuntimeState::Threads(symbols.threads(&scheduler.section()))
-                }
-                _ => match ask(&monitor) {
-                    Ok(section) => RuntimeState::Threads(symbols.threads(&section)),
-                    Err(busy) => busy,
-                },
-            };
-            RuntimeDump {
-                os_thread_name: monitor.thread.name().map(str::to_owned),
-                os_thread_id: monitor.thread.id(),
-                state,
-            }
-        })
         .collect();
-    Dump { runtimes }
+    // The caller's own runtime, if any, is described here, on its thread.
+    let own = scheduler::try_current().and_then(|scheduler| {
+        let at = runtimes.iter().position(|m| scheduler.is_monitored_by(m))?;
+        Some((at, Arc::new(scheduler.section())))
+    });
+    // The rest (asking, waiting, symbolizing) runs on an OS thread of its
+    // own: a green thread's stack may be too small for the symbolizer.
+    let describe = move || {
+        let mut symbols = Symbols::default();
+        let runtimes = runtimes
+            .iter()
+            .enumerate()
+            .map(|(at, monitor)| {
+                let section = match &own {
+                    Some((own_at, section)) if *own_at == at => Ok(section.clone()),
+                    _ => ask(monitor),
+                };
+                RuntimeDump {
+                    os_thread_name: monitor.thread.name().map(str::to_owned),
+                    os_thread_id: monitor.thread.id(),
+                    state: match section {
+                        Ok(section) => RuntimeState::Threads(symbols.threads(&section)),
+                        Err(busy) => busy,
+                    },
+                }
+            })
+            .collect();
+        Dump { runtimes, taken_at }
+    };
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("fibra-dump".into())
+            .spawn_scoped(scope, describe)
+            .unwrap_or_else(|err| panic!("fibra: cannot start a thread to make a dump: {err}"))
+            .join()
+            .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
+    })
 }
 
 /// A runtime's description of its green threads, before symbolization.
@@ -405,6 +479,7 @@ fn trim(frames: &mut Vec<Frame>) {
     }
     let start = [
         "fibra::runtime::join::spawn_with",
+        "fibra::ractor::<impl fibra::ractor::pool::Pool>::spawn",
         "fibra::fiber::context::entry",
     ];
     if let Some(mut end) = frames.iter().position(|f| is(f, &start)) {
@@ -461,7 +536,7 @@ impl fmt::Display for Dump {
                         "\nruntime on {os_thread}: {}",
                         plural(threads.len(), "green thread")
                     )?;
-                    write_groups(f, threads)?;
+                    write_groups(f, threads, self.taken_at)?;
                 }
             }
         }
@@ -470,7 +545,7 @@ impl fmt::Display for Dump {
 }
 
 /// Writes `threads`, those with the same state and backtrace once, together.
-fn write_groups(f: &mut fmt::Formatter<'_>, threads: &[ThreadDump]) -> fmt::Result {
+fn write_groups(f: &mut fmt::Formatter<'_>, threads: &[ThreadDump], at: Instant) -> fmt::Result {
     // The threads of a group, in the order their first member came.
     let mut groups: Vec<Vec<&ThreadDump>> = Vec::new();
     let mut index: HashMap<(String, *const [Frame]), usize> = HashMap::new();
@@ -486,7 +561,7 @@ fn write_groups(f: &mut fmt::Formatter<'_>, threads: &[ThreadDump]) -> fmt::Resu
         let frames = &members[0].backtrace;
         writeln!(f)?;
         match members.as_slice() {
-            [one] => writeln!(f, "  {}: {}", who(one), describe(&one.state))?,
+            [one] => writeln!(f, "  {}: {}", who(one), describe(&one.state, at))?,
             many => {
                 const SHOWN: usize = 8;
                 let ids: Vec<String> = many
@@ -506,9 +581,15 @@ fn write_groups(f: &mut fmt::Formatter<'_>, threads: &[ThreadDump]) -> fmt::Resu
                     "  {} green threads ({}{more}): {}",
                     many.len(),
                     ids.join(", "),
-                    describe_group(many)
+                    describe_group(many, at)
                 )?;
             }
+        }
+        if frames.is_empty() && members[0].state != ThreadState::NotStarted {
+            writeln!(
+                f,
+                "    (no backtrace: too little room was left on its stack to walk it)"
+            )?;
         }
         for (n, frame) in frames.iter().enumerate() {
             writeln!(f, "    {n}: {}", frame.function)?;
@@ -544,28 +625,32 @@ fn kind(state: &ThreadState) -> String {
                 _ => text,
             }
         }
-        other => describe(other),
+        other => describe(other, Instant::now()),
     }
 }
 
-fn describe(state: &ThreadState) -> String {
+fn describe(state: &ThreadState, at: Instant) -> String {
     match state {
         ThreadState::Running => "running".to_owned(),
         ThreadState::Ready => "ready to run".to_owned(),
         ThreadState::NotStarted => "not started yet".to_owned(),
         ThreadState::Parked { reason, waited } => {
-            format!("parked on {reason}, for {}", millis(*waited))
+            format!(
+                "parked on {}, for {}",
+                reason.describe_at(at),
+                millis(*waited)
+            )
         }
     }
 }
 
-fn describe_group(members: &[&ThreadDump]) -> String {
+fn describe_group(members: &[&ThreadDump], at: Instant) -> String {
     let waits = members.iter().filter_map(|t| match t.state {
         ThreadState::Parked { waited, .. } => Some(waited),
         _ => None,
     });
     let (Some(least), Some(most)) = (waits.clone().min(), waits.max()) else {
-        return describe(&members[0].state);
+        return describe(&members[0].state, at);
     };
     let ThreadState::Parked { reason, .. } = members[0].state else {
         unreachable!("the waits came from parked threads")

@@ -46,13 +46,12 @@ where
 pub(super) fn spawn_with<F, T>(
     scheduler: &Scheduler,
     f: F,
-    options: Option<Box<Options>>,
+    options: Option<Options>,
 ) -> JoinHandle<T>
 where
     F: FnOnce() -> T + 'static,
     T: 'static,
 {
-    let name = options.as_ref().and_then(|o| o.name.clone());
     let slot = Rc::new(Slot {
         outcome: RefCell::new(None),
         joiner: Cell::new(None),
@@ -67,19 +66,14 @@ where
                     } else {
                         // The panic hook named the OS thread; say which green
                         // thread it was when it has a name to tell.
-                        if let Some(name) = &name {
+                        if let Some(name) = scheduler::current_name() {
                             eprintln!("fibra: the panic above was in green thread '{name}'");
                         }
                         JoinError::Panicked(payload)
                     }
                 }),
                 Err(err) => {
-                    let why = match &name {
-                        Some(name) => {
-                            format!("fibra: green thread '{name}' could not start: {err}")
-                        }
-                        None => format!("fibra: the green thread could not start: {err}"),
-                    };
+                    let why = format!("fibra: the green thread could not start: {err}");
                     // As a panic in a thread nobody joins is still printed, so is
                     // this failure when no handle is left to report it.
                     if Rc::strong_count(&done) == 1 {

@@ -45,7 +45,7 @@
 //! stderr names it, and one more says when it gave its OS thread back:
 //!
 //! ```text
-//! fibra: green thread 'importer' (#4) on OS thread 'main' has run for 104 ms without parking or yielding; the other green threads of its runtime cannot run meanwhile (a blocking call? use fibra::blocking)
+//! fibra: green thread 'importer' (#4) on OS thread 'main' has run for 104 ms without parking or yielding; the other green threads of its runtime cannot run meanwhile (a blocking call? use fibra::blocking; a long computation? call fibra::runtime::yield_now now and then)
 //! fibra: green thread 'importer' (#4) on OS thread 'main' parked or yielded after 301 ms
 //! ```
 //!
@@ -92,7 +92,7 @@
 //! is something only the program can rule out (hence `unsafe`).
 //!
 //! **When.** Each park of a runtime that compacts is queued with its time
-//! (one branch and a push, on the park); at the end of each round of the
+//! (a push and a map insert, on the park); at the end of each round of the
 //! scheduler, the parks older than the threshold whose thread is still in
 //! them are compacted, and an idle runtime wakes from its poller in time for
 //! the oldest. Switching into a thread tests whether it is compacted and,
@@ -180,6 +180,7 @@ mod join;
 pub(crate) mod reactor;
 mod registry;
 mod remote;
+mod ring;
 pub(crate) mod scheduler;
 mod stack_trace;
 mod stall;

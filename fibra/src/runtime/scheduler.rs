@@ -41,8 +41,19 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 /// How long an idle runtime spins for a wake from another OS thread before it
-/// sleeps in the poller.
+/// sleeps in the poller: about what sleeping and being woken cost (on the
+/// 2-core VM of `fibra-bench`, `strace -c` of a Ractor ping-pong averages
+/// 5–15 µs per `epoll_wait` that slept and 2–7 µs per eventfd write), so a
+/// runtime that then sleeps anyway has spent at most about twice the least it
+/// could have (the two-competitive rule for spin-then-block), and one whose
+/// peer answers within it — a chatty Ractor's reply, in well under 1 µs — pays
+/// no system call at all. Bounded by the next timer; skipped while a thread
+/// waits on a socket (the poller is where that wake comes from).
 const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(20);
+
+/// How many passes of a busy runtime's loop may go by without a clock read
+/// (see `Scheduler::tick`).
+const CLOCK_EVERY: u32 = 64;
 
 thread_local! {
     static CURRENT: RefCell<Option<Rc<Scheduler>>> = const { RefCell::new(None) };
@@ -106,6 +117,12 @@ pub(crate) fn wake_if_local(unparker: &Unparker) -> bool {
         .unwrap_or(false)
 }
 
+/// The name of the running green thread, if it has one.
+pub(crate) fn current_name() -> Option<Arc<str>> {
+    let scheduler = try_current()?;
+    scheduler.name(scheduler.running.get()?)
+}
+
 /// Makes `scheduler` this thread's current one until the guard is dropped.
 pub(super) struct Installed(());
 
@@ -139,23 +156,30 @@ pub(crate) struct Scheduler {
     remote: Arc<Remote>,
     next_serial: Cell<u64>,
     stack_size: usize,
+    /// What threads spawned through a `ThreadBuilder` were given, by serial.
+    options: RefCell<HashMap<u64, Options>>,
     /// This runtime as other OS threads see it (the stall detector, dumps).
     monitor: Arc<Monitor>,
     /// The switches into green threads made so far (see `Monitor::switches`).
     switches: Cell<u64>,
-    /// The time at the end of the last round of threads: what a thread that
-    /// parks records as when it parked, without a clock read of its own.
+    /// A recent time, read where the loop reads the clock anyway: what a
+    /// thread that parks records as when it parked, without a clock read of
+    /// its own (see `tick`).
     clock: Cell<Instant>,
+    passes: Cell<u32>,
     /// Set while a dump resumes parked threads to trace them (see
-    /// `stack_trace`); what they capture goes into `trace`.
+    /// `stack_trace`); what they tell goes into `trace`.
     tracing: Cell<bool>,
-    trace: RefCell<Vec<usize>>,
+    trace: RefCell<Trace>,
     /// How long a thread stays parked before its stack is compacted; `None`:
     /// never (see `Builder::compact_parked_after`).
     compact_after: Option<Duration>,
     /// The parks to compact once they are old enough, oldest first: each
-    /// thread and when it parked (a thread woken since is skipped).
+    /// thread and when it parked.
     cold: RefCell<VecDeque<(TaskId, Instant)>>,
+    /// When each thread in `cold` last parked: an entry of `cold` older than
+    /// that is for a park the thread has been woken from since, and skipped.
+    last_park: RefCell<HashMap<TaskId, Instant>>,
 }
 
 impl Scheduler {
@@ -169,11 +193,14 @@ impl Scheduler {
         Ok(Scheduler {
             monitor: Monitor::register(stall_threshold, Arc::downgrade(&remote)),
             switches: Cell::new(0),
+            options: RefCell::new(HashMap::new()),
             clock: Cell::new(Instant::now()),
+            passes: Cell::new(0),
             tracing: Cell::new(false),
-            trace: RefCell::new(Vec::new()),
+            trace: RefCell::new(Trace::default()),
             compact_after,
             cold: RefCell::new(VecDeque::new()),
+            last_park: RefCell::new(HashMap::new()),
             tasks: RefCell::new(Slab::new()),
             queue: RefCell::new(VecDeque::new()),
             running: Cell::new(None),
@@ -187,24 +214,24 @@ impl Scheduler {
 
     /// Makes a green thread that will run `body`, ready to run (its stack is
     /// taken when it first runs: see [`Code`]).
-    pub(crate) fn spawn(&self, body: Body, mut options: Option<Box<Options>>) -> TaskId {
+    pub(crate) fn spawn(&self, body: Body, options: Option<Options>) -> TaskId {
         let serial = self.next_serial.get() + 1;
         self.next_serial.set(serial);
-        if let Some(options) = &mut options
-            && let Some(name) = &options.name
-        {
-            options.listed = Some(self.monitor.list_name(serial, name.clone()));
+        let has_options = options.is_some();
+        if let Some(mut options) = options {
+            if let Some(name) = &options.name {
+                options.listed = Some(self.monitor.list_name(serial, name.clone()));
+            }
+            self.options.borrow_mut().insert(serial, options);
         }
         let index = self.tasks.borrow_mut().insert(Task {
             serial,
             compacted: None,
             code: Code::Unstarted(body),
-            options,
+            has_options,
             state: State::Runnable,
             notified: false,
             cancel: Cancel::No,
-            wait: WaitReason::Park,
-            since: self.clock.get(),
         });
         let id = TaskId { index, serial };
         self.queue.borrow_mut().push_back(id);
@@ -227,13 +254,21 @@ impl Scheduler {
         self.running.get().is_some()
     }
 
+    /// Whether `unparker` wakes the green thread running now (so that a wait
+    /// site may keep the one it has instead of making another).
+    pub(crate) fn unparks_running(&self, unparker: &Unparker) -> bool {
+        self.running.get() == Some(unparker.task) && Arc::ptr_eq(&unparker.remote, &self.remote)
+    }
+
     /// The name `task` was spawned with, if any (and if it is still alive).
     pub(crate) fn name(&self, task: TaskId) -> Option<Arc<str>> {
-        self.tasks
-            .borrow()
-            .get(task.index)
-            .filter(|t| t.serial == task.serial)
-            .and_then(|t| t.options.as_ref()?.name.clone())
+        self.options.borrow().get(&task.serial)?.name.clone()
+    }
+
+    /// Drops what was kept beside the task table for a thread that is gone.
+    #[cold]
+    fn forget_options(&self, serial: u64) -> Option<Options> {
+        self.options.borrow_mut().remove(&serial)
     }
 
     pub(crate) fn unparker(&self, task: TaskId) -> Unparker {
@@ -282,9 +317,12 @@ impl Scheduler {
         self.suspend_running(State::Runnable, WaitReason::Park);
     }
 
-    /// Suspends the running thread in `state`; `wait` is recorded for a park
-    /// (and unused for a yield).
+    /// Suspends the running thread in `state`. What it waits for (`wait`,
+    /// unused for a yield) and since when stay here, on its stack, and are only
+    /// read by a dump (which has the thread tell them): parking stores nothing
+    /// more than it did without dumps.
     fn suspend_running(&self, state: State, wait: WaitReason) {
+        let since = self.clock.get();
         let task = self.running();
         let fiber = {
             let mut tasks = self.tasks.borrow_mut();
@@ -297,15 +335,13 @@ impl Scheduler {
                 return;
             }
             entry.state = state;
-            entry.wait = wait;
-            entry.since = self.clock.get();
             if state == State::Runnable {
                 self.queue.borrow_mut().push_back(task);
             } else if self.compact_after.is_some() && wait != WaitReason::BlockOn {
                 // A future under `block_on` may have lent its own memory, on
                 // this stack, to whatever wakes it (an intrusive waiter list,
                 // as tokio's `Notify` keeps): such a park is never compacted.
-                self.cold.borrow_mut().push_back((task, entry.since));
+                self.queue_cold(task, since);
             }
             entry.code.fiber().clone()
         };
@@ -319,7 +355,7 @@ impl Scheduler {
         // Resumed by a dump to say where it waits, not woken: trace this
         // stack, from here, and suspend again.
         while self.tracing.get() {
-            stack_trace::capture(fiber.stack_range(), &mut self.trace.borrow_mut());
+            self.tell_dump(&fiber, wait, since);
             // Cannot fail: it did just above, on this same stack.
             let _ = fiber.suspend(());
         }
@@ -327,6 +363,16 @@ impl Scheduler {
         if self.tasks.borrow()[task.index].cancel == Cancel::Requested {
             self.deliver_cancel(task);
         }
+    }
+
+    /// Tells a dump, which resumed this suspended thread to ask, what it waits
+    /// for, since when, and where (its stack, traced from here).
+    #[cold]
+    #[inline(never)]
+    fn tell_dump(&self, fiber: &Fiber, wait: WaitReason, since: Instant) {
+        let mut trace = self.trace.borrow_mut();
+        trace.parked = Some((wait, since));
+        stack_trace::capture(fiber.stack_range(), &mut trace.stack);
     }
 
     /// Starts the running thread's `Cancelled` unwind (once: see [`Cancel`]).
@@ -370,6 +416,9 @@ impl Scheduler {
             }
             let abandoned = tasks.remove(task.index);
             drop(tasks);
+            if abandoned.has_options {
+                self.forget_options(abandoned.serial);
+            }
             abandon(abandoned);
             return true;
         }
@@ -398,18 +447,24 @@ impl Scheduler {
                 self.run_task(task);
             }
             self.monitor.in_loop();
-            let now = Instant::now();
-            self.clock.set(now);
+            if self.monitor.stalled.load(Relaxed) {
+                stall::ended(&self.monitor);
+            }
+            self.tick();
             if finished() {
                 return Ok(());
             }
             if let Some(after) = self.compact_after {
-                self.compact_cold(now, after);
+                self.compact_cold(self.clock.get(), after);
             }
             self.take_remote_wakes(&mut woken);
             let timeout = if !self.queue.borrow().is_empty() {
+                // Threads are ready: only a look at the sockets (which
+                // `wait_for_events` skips when no thread waits on one).
                 Some(Duration::ZERO)
             } else {
+                let now = Instant::now();
+                self.clock.set(now);
                 let next = self.timers.borrow().next_timeout(now);
                 if next.is_none()
                     && !self.reactor.has_waiters()
@@ -432,12 +487,15 @@ impl Scheduler {
             if self.monitor.dump_asked() {
                 self.answer_dumps();
             }
-            self.wait_for_events(timeout);
+            let slept = self.wait_for_events(timeout);
             self.take_remote_wakes(&mut woken);
-            if !self.timers.borrow().is_empty() {
+            let timers = !self.timers.borrow().is_empty();
+            if slept || timers {
                 let now = Instant::now();
                 self.clock.set(now);
-                self.timers.borrow_mut().expire(now, |task| self.wake(task));
+                if timers {
+                    self.timers.borrow_mut().expire(now, |task| self.wake(task));
+                }
             }
         }
     }
@@ -458,9 +516,18 @@ impl Scheduler {
                 .get_mut(task.index)
                 .filter(|t| t.serial == task.serial && t.state == State::Parked)
             else {
+                let mut last_park = self.last_park.borrow_mut();
+                if last_park.get(&task) == Some(&since) {
+                    last_park.remove(&task);
+                }
                 continue;
             };
-            if entry.since != since || entry.compacted.is_some() {
+            let mut last_park = self.last_park.borrow_mut();
+            if last_park.get(&task) != Some(&since) {
+                continue;
+            }
+            last_park.remove(&task);
+            if entry.compacted.is_some() {
                 continue;
             }
             if let Code::Started(fiber) = &entry.code {
@@ -478,6 +545,13 @@ impl Scheduler {
                 entry.compacted = unsafe { fiber.compact() };
             }
         }
+    }
+
+    /// Queues the park of `task`, made at `since`, to be compacted once it is
+    /// old enough.
+    fn queue_cold(&self, task: TaskId, since: Instant) {
+        self.cold.borrow_mut().push_back((task, since));
+        self.last_park.borrow_mut().insert(task, since);
     }
 
     /// The poller's timeout `next` (the next timer's), shortened to when the
@@ -498,13 +572,21 @@ impl Scheduler {
     /// Polls the reactor for ready sockets, sleeping up to `timeout` if it is
     /// not zero. A runtime with no socket to wait for first spins a little for
     /// a wake from another OS thread (a message between Ractors), which is far
-    /// cheaper than sleeping and being woken.
-    fn wait_for_events(&self, timeout: Option<Duration>) {
+    /// cheaper than sleeping and being woken; and it makes no `epoll_wait`
+    /// that cannot sleep (an `epoll_wait` for nothing would be a system call
+    /// per turn of a busy loop). Returns whether it slept.
+    fn wait_for_events(&self, timeout: Option<Duration>) -> bool {
         let blocking = timeout != Some(Duration::ZERO);
-        if blocking && !self.reactor.has_waiters() && self.remote.spin(SPIN_BEFORE_SLEEP) {
-            return;
+        let spin = timeout.map_or(SPIN_BEFORE_SLEEP, |t| t.min(SPIN_BEFORE_SLEEP));
+        if blocking && !self.reactor.has_waiters() && self.remote.spin(spin) {
+            return false;
         }
         let asleep = blocking && self.remote.prepare_to_sleep();
+        if !asleep && !self.reactor.has_waiters() {
+            // Not sleeping (threads are ready, or a wake came just before),
+            // and no thread waits on a socket: nothing for epoll to say.
+            return false;
+        }
         let timeout = if asleep {
             timeout
         } else {
@@ -517,6 +599,20 @@ impl Scheduler {
             });
         if asleep {
             self.remote.woke_up();
+        }
+        asleep
+    }
+
+    /// Counts a pass of the loop, and keeps `clock` within
+    /// [`CLOCK_EVERY`] passes of the time: a runtime reads the clock anyway
+    /// before it sleeps, after it wakes and when it has timers, so only one
+    /// that is never idle and has no timer needs this.
+    #[inline(always)]
+    fn tick(&self) {
+        let passes = self.passes.get().wrapping_add(1);
+        self.passes.set(passes);
+        if passes.is_multiple_of(CLOCK_EVERY) {
+            self.clock.set(Instant::now());
         }
     }
 
@@ -560,11 +656,12 @@ impl Scheduler {
                     // A closure that captures nothing takes no allocation to
                     // box: this placeholder is free.
                     let body = std::mem::replace(body, Box::new(|_| {}));
-                    let size = entry
-                        .options
-                        .as_ref()
-                        .and_then(|o| o.stack_size)
-                        .unwrap_or(self.stack_size);
+                    let own_size = if entry.has_options {
+                        self.options.borrow()[&task.serial].stack_size
+                    } else {
+                        None
+                    };
+                    let size = own_size.unwrap_or(self.stack_size);
                     match Stack::new(size) {
                         Ok(stack) => {
                             let fiber = Fiber::on_stack(stack, move |_, ()| body(Ok(())));
@@ -573,8 +670,20 @@ impl Scheduler {
                             fiber
                         }
                         Err(err) => {
-                            tasks.remove(task.index);
+                            let gone = tasks.remove(task.index);
                             drop(tasks);
+                            let options = if gone.has_options {
+                                self.forget_options(gone.serial)
+                            } else {
+                                None
+                            };
+                            let err = match options.and_then(|o| o.name) {
+                                Some(name) => io::Error::new(
+                                    err.kind(),
+                                    format!("{err} (green thread '{name}')"),
+                                ),
+                                None => err,
+                            };
                             body(Err(err));
                             return;
                         }
@@ -588,14 +697,14 @@ impl Scheduler {
         self.monitor.switched_into(switches, task.serial);
         let step = fiber.resume(());
         self.running.set(None);
-        if self.monitor.stalled.load(Relaxed) {
-            stall::ended(&self.monitor);
-        }
         match step {
             // Parked or yielded: `suspend_running` recorded which.
             Ok(Step::Yield(())) => {}
             Ok(Step::Return(())) => {
                 let finished = self.tasks.borrow_mut().remove(task.index);
+                if finished.has_options {
+                    self.forget_options(finished.serial);
+                }
                 drop(finished);
             }
             Err(err) => unreachable!("fibra: a runnable green thread could not be resumed: {err}"),
@@ -624,6 +733,7 @@ impl Scheduler {
             }
         }
         let left = std::mem::take(&mut *self.tasks.borrow_mut());
+        self.options.borrow_mut().clear();
         eprintln!(
             "fibra: {} green threads could not finish unwinding at the end of the runtime \
              (each is parked and nothing can wake it); they are abandoned, with the \
@@ -671,7 +781,7 @@ impl Scheduler {
     pub(super) fn section(&self) -> Section {
         // A compacted thread is put back to be traced, and queued to be
         // compacted again at the next sweep.
-        let restored: Vec<(TaskId, Instant, usize)> = self
+        let restored: HashMap<TaskId, usize> = self
             .tasks
             .borrow_mut()
             .iter_mut()
@@ -681,21 +791,12 @@ impl Scheduler {
                     index,
                     serial: task.serial,
                 };
-                Some((id, task.since, bytes))
+                Some((id, bytes))
             })
             .collect();
-        let mut cold = self.cold.borrow_mut();
-        restored
-            .iter()
-            .rev()
-            .for_each(|&(id, since, _)| cold.push_front((id, since)));
-        drop(cold);
-        let restored: HashMap<TaskId, usize> = restored
-            .into_iter()
-            .map(|(id, _, bytes)| (id, bytes))
-            .collect();
+        let since = self.clock.get();
+        restored.keys().for_each(|&id| self.queue_cold(id, since));
         let compacted = |id: TaskId| restored.get(&id).copied();
-        let now = Instant::now();
         let running = self.running.get();
         let threads: Vec<_> = self
             .tasks
@@ -706,41 +807,51 @@ impl Scheduler {
                     index,
                     serial: task.serial,
                 };
-                let state = match (&task.code, task.state) {
-                    (Code::Unstarted(_), _) => ThreadState::NotStarted,
-                    (_, State::Running) => ThreadState::Running,
-                    (_, State::Runnable) => ThreadState::Ready,
-                    (_, State::Parked) => ThreadState::Parked {
-                        reason: task.wait,
-                        waited: now.saturating_duration_since(task.since),
-                    },
-                };
                 let fiber = match &task.code {
                     Code::Started(fiber) => Some(fiber.clone()),
                     Code::Unstarted(_) => None,
                 };
-                let name = task.options.as_ref().and_then(|o| o.name.clone());
-                (id, name, state, fiber)
+                let name = if task.has_options {
+                    self.name(id)
+                } else {
+                    None
+                };
+                (id, name, task.state, fiber)
             })
             .collect();
+        let now = Instant::now();
         let threads = threads
             .into_iter()
             .map(|(id, name, state, fiber)| {
-                let mut stack = Vec::new();
-                match fiber {
-                    Some(fiber) if Some(id) == running => {
-                        stack_trace::capture(fiber.stack_range(), &mut stack);
+                let (state, stack) = match (fiber, state) {
+                    (None, _) => (ThreadState::NotStarted, Vec::new()),
+                    (Some(fiber), State::Running) => {
+                        // Only the thread taking the dump can be traced
+                        // while it runs (another would be running a fiber
+                        // of its own, on another stack).
+                        let mut stack = Vec::new();
+                        if Some(id) == running {
+                            stack_trace::capture(fiber.stack_range(), &mut stack);
+                        }
+                        (ThreadState::Running, stack)
                     }
-                    Some(fiber) if state != ThreadState::Running => {
+                    (Some(fiber), suspended) => {
                         self.tracing.set(true);
                         let traced = fiber.resume(());
                         self.tracing.set(false);
-                        if traced.is_ok() {
-                            stack = std::mem::take(&mut *self.trace.borrow_mut());
-                        }
+                        let trace = std::mem::take(&mut *self.trace.borrow_mut());
+                        let state = match (suspended, trace.parked) {
+                            (State::Parked, Some((reason, since))) if traced.is_ok() => {
+                                ThreadState::Parked {
+                                    reason,
+                                    waited: now.saturating_duration_since(since),
+                                }
+                            }
+                            _ => ThreadState::Ready,
+                        };
+                        (state, trace.stack)
                     }
-                    _ => {}
-                }
+                };
                 RawThread {
                     id: id.serial,
                     name,
@@ -752,6 +863,15 @@ impl Scheduler {
             .collect();
         Section { threads }
     }
+}
+
+/// What a suspended thread, resumed by a dump, tells of itself.
+#[derive(Default)]
+struct Trace {
+    /// What it waits for and since when (its `suspend_running`'s arguments).
+    parked: Option<(WaitReason, Instant)>,
+    /// Its stack's return addresses.
+    stack: Vec<usize>,
 }
 
 impl Drop for Scheduler {

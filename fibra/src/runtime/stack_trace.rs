@@ -15,10 +15,22 @@ use std::ops::Range;
 /// The most frames kept of one stack (the innermost ones).
 const MAX_FRAMES: usize = 64;
 
+/// The room the walk needs below the caller on the stack: it measured 3.4 KiB
+/// in a debug build (the unwinder's context and frame state, the FDE lookup).
+/// A thread parked with less room left is not traced, rather than overflow
+/// its stack, and its backtrace stays empty.
+pub(crate) const ROOM: usize = 8 * 1024;
+
 /// Appends to `into` the instruction pointers of the calling stack, innermost
-/// first, as long as the frames lie in `stack` (the thread's own stack).
+/// first, as long as the frames lie in `stack` (the thread's own stack); does
+/// nothing if less than [`ROOM`] is left on it.
 #[inline(never)]
 pub(super) fn capture(stack: Range<usize>, into: &mut Vec<usize>) {
+    let marker = 0u8;
+    let here = std::hint::black_box(&marker) as *const u8 as usize;
+    if !stack.contains(&here) || here - stack.start < ROOM {
+        return;
+    }
     backtrace::trace(|frame| {
         let sp = frame.sp() as usize;
         if !stack.contains(&sp) || into.len() >= MAX_FRAMES {

@@ -174,7 +174,8 @@ fn check(monitor: &Monitor, sample: &mut Sample, now: Instant) {
     );
     eprintln!(
         "fibra: {who} has run for {} ms without parking or yielding; the other green \
-         threads of its runtime cannot run meanwhile (a blocking call? use fibra::blocking)",
+         threads of its runtime cannot run meanwhile (a blocking call? use \
+         fibra::blocking; a long computation? call fibra::runtime::yield_now now and then)",
         held.as_millis()
     );
     *lock(&monitor.stall_since) = Some((who, sample.since));

@@ -2,14 +2,12 @@
 //! and whether a wake-up arrived while it was running.
 
 use super::registry::Listed;
-use super::wait::WaitReason;
 use crate::Fiber;
 use crate::stack::Compacted;
 use std::fmt;
 use std::io;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Names a green thread of one runtime. The serial number makes an id that
 /// outlives its thread harmless: the slot may be reused, the serial is not.
@@ -73,8 +71,8 @@ impl Code {
 }
 
 /// What a thread spawned through a [`ThreadBuilder`](super::ThreadBuilder)
-/// was given. Boxed in its task, so a thread spawned plainly carries a null
-/// pointer and allocates nothing for it.
+/// was given. Kept beside the task table, not in it, so that a thread spawned
+/// plainly (the common, fast case) neither carries nor drops any of it.
 #[derive(Debug, Default)]
 pub(crate) struct Options {
     /// Shared with the stall detector's watchdog, which names the thread from
@@ -94,17 +92,14 @@ pub(super) struct Task {
     /// (and unwound).
     pub(super) compacted: Option<Compacted>,
     pub(super) code: Code,
-    pub(super) options: Option<Box<Options>>,
+    /// Whether the scheduler keeps [`Options`] for this thread.
+    pub(super) has_options: bool,
     pub(super) state: State,
     /// A wake-up that came while the thread was running: its next park returns
     /// at once instead of sleeping through it.
     pub(super) notified: bool,
     /// Whether the thread was cancelled, and whether it has been told.
     pub(super) cancel: Cancel,
-    /// What it waits for, while parked (for dumps).
-    pub(super) wait: WaitReason,
-    /// When it last parked or yielded (the runtime's clock of that round).
-    pub(super) since: Instant,
 }
 
 /// A green thread's cancellation. It is delivered once: the [`Cancelled`]

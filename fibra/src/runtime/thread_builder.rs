@@ -81,6 +81,6 @@ impl ThreadBuilder {
             stack_size: self.stack_size,
             listed: None,
         };
-        Ok(spawn_with(&scheduler, f, Some(Box::new(options))))
+        Ok(spawn_with(&scheduler, f, Some(options)))
     }
 }

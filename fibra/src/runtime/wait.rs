@@ -69,17 +69,38 @@ pub enum SocketDirection {
     Write,
 }
 
+impl WaitReason {
+    /// Describes the reason as of `now` (a deadline is "due in" or "due …
+    /// ago" from it): a dump says it as of when it was taken.
+    pub(super) fn describe_at(&self, now: Instant) -> Described<'_> {
+        Described { reason: self, now }
+    }
+}
+
+/// A [`WaitReason`] described as of a moment.
+pub(super) struct Described<'a> {
+    reason: &'a WaitReason,
+    now: Instant,
+}
+
+/// As of the moment it is printed.
 impl fmt::Display for WaitReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.describe_at(Instant::now()).fmt(f)
+    }
+}
+
+impl fmt::Display for Described<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let now = self.now;
         let until = |f: &mut fmt::Formatter<'_>, what: &str, deadline: &Instant| {
-            let now = Instant::now();
             if *deadline > now {
                 write!(f, "{what} (due in {} ms)", (*deadline - now).as_millis())
             } else {
                 write!(f, "{what} (due {} ms ago)", (now - *deadline).as_millis())
             }
         };
-        match self {
+        match self.reason {
             WaitReason::Park => f.write_str("runtime::park"),
             WaitReason::Socket { fd, direction } => {
                 let way = match direction {

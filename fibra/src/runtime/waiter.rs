@@ -30,6 +30,19 @@ impl Waiter {
         }
     }
 
+    /// Whether this waiter wakes the calling thread: a wait site that waits
+    /// again and again (a mailbox) keeps its waiter rather than make one each
+    /// time, which would touch a reference count other cores touch too.
+    pub(crate) fn is_current(&self) -> bool {
+        let scheduler = scheduler::try_current();
+        let green = scheduler.as_ref().filter(|s| s.is_running_a_thread());
+        match (self, green) {
+            (Waiter::Green(unparker), Some(scheduler)) => scheduler.unparks_running(unparker),
+            (Waiter::Os(thread), None) => thread.id() == std::thread::current().id(),
+            _ => false,
+        }
+    }
+
     pub(crate) fn wake(&self) {
         match self {
             Waiter::Green(unparker) => unparker.unpark(),
@@ -37,19 +50,6 @@ impl Waiter {
             Waiter::Task(waker) => waker.wake_by_ref(),
         }
     }
-}
-
-/// Adds `waiter` to `waiters`, unless it is a task's waker that one already
-/// there would wake: a future polled again before it was woken (in a
-/// `select!` loop, say) then stays one entry, not one per poll.
-pub(crate) fn register(waiters: &mut Vec<Waiter>, waiter: Waiter) {
-    if let Waiter::Task(waker) = &waiter {
-        let known = |w: &Waiter| matches!(w, Waiter::Task(other) if other.will_wake(waker));
-        if waiters.iter().any(known) {
-            return;
-        }
-    }
-    waiters.push(waiter);
 }
 
 /// Blocks the calling thread until a [`Waiter`] for it wakes it, or
