@@ -73,20 +73,20 @@
 //! A parked green thread holds the pages of its stack that it touched: at
 //! least one 4 KiB page, though it uses far less of it. Measured with
 //! `cargo run -p fibra --release --example parked_stack` (the bytes from the
-//! saved stack pointer to the top of the stack, x86_64): 504 B parked in
-//! [`park`], 616 B in a sleep or a channel receive, 664 B on a mutex, 776 B
-//! in a socket read (3.3–5.1 KiB in a debug build). A runtime built with
+//! saved stack pointer to the top of the stack, x86_64): 456 B parked in
+//! [`park`], 568 B in a sleep, 632 B in a channel receive, 648 B on a mutex,
+//! 760 B in a socket read (3.3–5.1 KiB in a debug build). A runtime built with
 //! [`Builder::compact_parked_after`] moves those bytes of a thread parked
 //! for longer than a threshold into a heap buffer of exactly their size and
 //! gives the stack's pages back to the kernel, keeping the address range
 //! and the guard page; the bytes go back to the same addresses right before
 //! the thread runs again, so every pointer into the stack stays valid. In
-//! `fibra-bench park-scale --runtime go,java` (1,000,000 green threads parked
-//! in [`park`], one run, 2026-11-23) that took a parked green thread from
-//! 4,408 B to 904 B of resident memory (Go's goroutine: 2,738 B; Java's
-//! virtual thread: 672 B); compacting cost its creation loop 11.2 µs a
-//! thread against 7.05 µs (one copy and one `madvise` each). It is off by
-//! default: a thread woken after the
+//! `fibra-bench park-scale --runtime go` (1,000,000 green threads parked in
+//! [`park`], one run, 2026-11-23) that took a parked green thread from
+//! 4,344 B to 893 B of resident memory (a goroutine: 2,737 B in the same
+//! run; a Java virtual thread measured 672 B in another); compacting cost
+//! the creation loop 8.7 µs a thread against 3.9 µs (a copy and a
+//! `madvise` each). It is off by default: a thread woken after the
 //! threshold pays a copy of its used stack each way, and the one thing that
 //! makes it unsound — another OS thread using the stack of a parked thread —
 //! is something only the program can rule out (hence `unsafe`).
