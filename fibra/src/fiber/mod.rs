@@ -373,6 +373,34 @@ impl<I, Y, R> Fiber<I, Y, R> {
         top - self.stack.size()..top
     }
 
+    /// Moves the used part of this fiber's stack (its saved stack pointer to
+    /// its top) to the heap and gives the stack's pages back, if the fiber is
+    /// suspended in `suspend`; `None` (and nothing done) in any other state.
+    /// Dropping the [`Compacted`] puts the bytes back.
+    ///
+    /// # Safety
+    ///
+    /// Until the returned value is dropped, nothing may touch this fiber or
+    /// read or write its stack: no method of it (its header is among the
+    /// moved bytes), no switch into it, and no pointer into its stack that
+    /// code outside the fiber holds. The fiber must outlive the returned
+    /// value.
+    ///
+    /// [`Compacted`]: crate::stack::Compacted
+    pub(crate) unsafe fn compact(&self) -> Option<crate::stack::Compacted> {
+        if self.header().state() != State::Yielded {
+            return None;
+        }
+        let sp = NonNull::new(self.header().own())?;
+        let top = NonNull::new(self.stack.top())?;
+        // SAFETY: a fiber `Yielded` is suspended at `own`, every frame of it
+        // above that (it suspended by calling the switch); `[own, top)` is
+        // its stack's used part, page-aligned at the top; the caller keeps
+        // everyone off it, and the fiber (and so the stack's mapping) alive,
+        // until the `Compacted` is dropped.
+        Some(unsafe { crate::stack::Compacted::new(sp, top) })
+    }
+
     /// Where the fiber is in its life.
     pub fn status(&self) -> Status {
         self.header().state().status()

@@ -60,6 +60,32 @@ impl Pool {
     ///
     /// If the OS refuses a thread.
     pub fn new(workers: usize) -> Pool {
+        Pool::with_runtime(workers, runtime::Builder::new())
+    }
+
+    /// Starts `workers` OS threads (at least one), each running a runtime
+    /// made by `runtime`: its stack size, stall threshold and compaction apply
+    /// to the Ractors of this pool and the green threads they spawn.
+    ///
+    /// ```
+    /// use fibra::ractor::{Context, Pool};
+    /// use std::time::Duration;
+    ///
+    /// // SAFETY: no Ractor here lends its stack to another OS thread while
+    /// // it parks.
+    /// let builder = unsafe {
+    ///     fibra::runtime::Builder::new().compact_parked_after(Some(Duration::from_millis(50)))
+    /// };
+    /// let pool = Pool::with_runtime(1, builder);
+    /// let echo = pool.spawn(|ctx: &Context<u32, ()>| ctx.receive().unwrap());
+    /// echo.send(7).unwrap();
+    /// assert_eq!(echo.join().unwrap(), 7);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the OS refuses a thread.
+    pub fn with_runtime(workers: usize, runtime: runtime::Builder) -> Pool {
         let workers: Arc<[Worker]> = (0..workers.max(1))
             .map(|_| Worker {
                 inbox: Mutex::new(Inbox::default()),
@@ -69,9 +95,10 @@ impl Pool {
         let threads = (0..workers.len())
             .map(|index| {
                 let workers = workers.clone();
+                let runtime = runtime.clone();
                 thread::Builder::new()
                     .name(format!("fibra-ractor-{index}"))
-                    .spawn(move || runtime::run(move || dispatch(workers, index)))
+                    .spawn(move || runtime.run(move || dispatch(workers, index)))
                     .expect("fibra: cannot start a worker thread")
             })
             .collect();

@@ -82,6 +82,12 @@ pub struct ThreadDump {
     /// thread that has not started, and for one parked with less than 8 KiB
     /// left on its stack (the walk needs that much room).
     pub backtrace: Arc<[Frame]>,
+    /// For a parked thread that the dump found compacted (see
+    /// [`Builder::compact_parked_after`](super::Builder::compact_parked_after)):
+    /// the bytes of its stack that were kept on the heap — all the stack it
+    /// used. The dump puts such a thread's stack back to trace it, and the
+    /// runtime compacts it again at its next sweep.
+    pub compacted: Option<usize>,
 }
 
 /// What a green thread is doing.
@@ -402,6 +408,7 @@ pub(crate) struct RawThread {
     pub(crate) name: Option<Arc<str>>,
     pub(crate) state: ThreadState,
     pub(crate) stack: Vec<usize>,
+    pub(crate) compacted: Option<usize>,
 }
 
 /// A dump's request to one runtime, and its answer.
@@ -526,6 +533,7 @@ impl Symbols {
                 }),
                 state: raw.state,
                 backtrace: self.stack(&raw.stack),
+                compacted: raw.compacted,
             })
             .collect()
     }

@@ -173,12 +173,22 @@ pub(crate) struct Scheduler {
     trace: RefCell<Trace>,
     /// Lists the Ractors hosted here, for a dump (a Ractor worker's).
     ractors: Cell<Option<DescribeRactors>>,
+    /// How long a thread stays parked before its stack is compacted; `None`:
+    /// never (see `Builder::compact_parked_after`).
+    compact_after: Option<Duration>,
+    /// The parks to compact once they are old enough, oldest first: each
+    /// thread and when it parked.
+    cold: RefCell<VecDeque<(TaskId, Instant)>>,
+    /// When each thread in `cold` last parked: an entry of `cold` older than
+    /// that is for a park the thread has been woken from since, and skipped.
+    last_park: RefCell<HashMap<TaskId, Instant>>,
 }
 
 impl Scheduler {
     pub(super) fn new(
         stack_size: usize,
         stall_threshold: Option<Duration>,
+        compact_after: Option<Duration>,
     ) -> io::Result<Scheduler> {
         let (reactor, waker) = Reactor::new()?;
         let remote = Arc::new(Remote::new(waker));
@@ -191,6 +201,9 @@ impl Scheduler {
             tracing: Cell::new(false),
             trace: RefCell::new(Trace::default()),
             ractors: Cell::new(None),
+            compact_after,
+            cold: RefCell::new(VecDeque::new()),
+            last_park: RefCell::new(HashMap::new()),
             tasks: RefCell::new(Slab::new()),
             queue: RefCell::new(VecDeque::new()),
             running: Cell::new(None),
@@ -216,6 +229,7 @@ impl Scheduler {
         }
         let index = self.tasks.borrow_mut().insert(Task {
             serial,
+            compacted: None,
             code: Code::Unstarted(body),
             has_options,
             state: State::Runnable,
@@ -326,6 +340,11 @@ impl Scheduler {
             entry.state = state;
             if state == State::Runnable {
                 self.queue.borrow_mut().push_back(task);
+            } else if self.compact_after.is_some() && wait != WaitReason::BlockOn {
+                // A future under `block_on` may have lent its own memory, on
+                // this stack, to whatever wakes it (an intrusive waiter list,
+                // as tokio's `Notify` keeps): such a park is never compacted.
+                self.queue_cold(task, since);
             }
             entry.code.fiber().clone()
         };
@@ -438,6 +457,9 @@ impl Scheduler {
             if finished() {
                 return Ok(());
             }
+            if let Some(after) = self.compact_after {
+                self.compact_cold(self.clock.get(), after);
+            }
             self.take_remote_wakes(&mut woken);
             let timeout = if !self.queue.borrow().is_empty() {
                 // Threads are ready: only a look at the sockets (which
@@ -458,7 +480,7 @@ impl Scheduler {
                 // The check above may have moved a wake left by a dropped
                 // Unparker into the run queue: then do not sleep.
                 if self.queue.borrow().is_empty() {
-                    next
+                    self.until_next_compaction(now, next)
                 } else {
                     Some(Duration::ZERO)
                 }
@@ -479,6 +501,75 @@ impl Scheduler {
                 }
             }
         }
+    }
+
+    /// Compacts the stacks of the threads parked for `after` or longer (see
+    /// `Builder::compact_parked_after`): those still parked in the park that
+    /// queued them, not already compacted.
+    #[cold]
+    fn compact_cold(&self, now: Instant, after: Duration) {
+        let mut cold = self.cold.borrow_mut();
+        let mut tasks = self.tasks.borrow_mut();
+        while let Some(&(task, since)) = cold.front() {
+            if now.saturating_duration_since(since) < after {
+                break;
+            }
+            cold.pop_front();
+            let Some(entry) = tasks
+                .get_mut(task.index)
+                .filter(|t| t.serial == task.serial && t.state == State::Parked)
+            else {
+                let mut last_park = self.last_park.borrow_mut();
+                if last_park.get(&task) == Some(&since) {
+                    last_park.remove(&task);
+                }
+                continue;
+            };
+            let mut last_park = self.last_park.borrow_mut();
+            if last_park.get(&task) != Some(&since) {
+                continue;
+            }
+            last_park.remove(&task);
+            if entry.compacted.is_some() {
+                continue;
+            }
+            if let Code::Started(fiber) = &entry.code {
+                // SAFETY: the thread is parked, so its fiber is suspended (in
+                // `suspend_running`, on its own stack: a park from a fiber it
+                // resumed is refused) and nothing of fibra's touches the fiber
+                // or its stack until `run_task` or `section` drops the
+                // `Compacted` — they are the only places that switch into a
+                // parked thread's fiber, and `Task` drops `compacted` before
+                // `code`. Nothing outside reads or writes its stack: that is
+                // what the `unsafe` of `Builder::compact_parked_after`
+                // promised for user code, and fibra's own wait records are on
+                // the heap (the runtime's `# Compaction` docs give the audit);
+                // `block_on`'s parks are never queued here.
+                entry.compacted = unsafe { fiber.compact() };
+            }
+        }
+    }
+
+    /// Queues the park of `task`, made at `since`, to be compacted once it is
+    /// old enough.
+    fn queue_cold(&self, task: TaskId, since: Instant) {
+        self.cold.borrow_mut().push_back((task, since));
+        self.last_park.borrow_mut().insert(task, since);
+    }
+
+    /// The poller's timeout `next` (the next timer's), shortened to when the
+    /// oldest park waiting to be compacted is due, so that an idle runtime
+    /// compacts its parked threads on time.
+    fn until_next_compaction(&self, now: Instant, next: Option<Duration>) -> Option<Duration> {
+        let (Some(after), Some(&(_, since))) = (self.compact_after, self.cold.borrow().front())
+        else {
+            return next;
+        };
+        let Some(due) = since.checked_add(after) else {
+            return next;
+        };
+        let due = due.saturating_duration_since(now);
+        Some(next.map_or(due, |next| next.min(due)))
     }
 
     /// Polls the reactor for ready sockets, sleeping up to `timeout` if it is
@@ -557,6 +648,10 @@ impl Scheduler {
                 }
                 _ => return,
             };
+            if entry.compacted.is_some() {
+                // Its stack back in place before anything touches its fiber.
+                entry.compacted = None;
+            }
             entry.state = State::Running;
             match &mut entry.code {
                 Code::Started(fiber) => fiber.clone(),
@@ -692,6 +787,24 @@ impl Scheduler {
     /// running one): each suspended thread is resumed for an instant to
     /// trace its own stack (see `stack_trace`).
     pub(super) fn section(&self) -> Section {
+        // A compacted thread is put back to be traced, and queued to be
+        // compacted again at the next sweep.
+        let restored: HashMap<TaskId, usize> = self
+            .tasks
+            .borrow_mut()
+            .iter_mut()
+            .filter_map(|(index, task)| {
+                let bytes = task.compacted.take()?.len();
+                let id = TaskId {
+                    index,
+                    serial: task.serial,
+                };
+                Some((id, bytes))
+            })
+            .collect();
+        let since = self.clock.get();
+        restored.keys().for_each(|&id| self.queue_cold(id, since));
+        let compacted = |id: TaskId| restored.get(&id).copied();
         let running = self.running.get();
         let threads: Vec<_> = self
             .tasks
@@ -752,6 +865,7 @@ impl Scheduler {
                     name,
                     state,
                     stack,
+                    compacted: compacted(id),
                 }
             })
             .collect();

@@ -3,6 +3,7 @@
 
 use super::registry::Listed;
 use crate::Fiber;
+use crate::stack::Compacted;
 use std::fmt;
 use std::io;
 use std::rc::Rc;
@@ -84,6 +85,12 @@ pub(crate) struct Options {
 
 pub(super) struct Task {
     pub(super) serial: u64,
+    /// While the thread is parked and compacted (see
+    /// [`Builder::compact_parked_after`](super::Builder::compact_parked_after)):
+    /// the used part of its stack. Declared before `code` so that a task
+    /// dropped while compacted puts its stack back before its fiber is dropped
+    /// (and unwound).
+    pub(super) compacted: Option<Compacted>,
     pub(super) code: Code,
     /// Whether the scheduler keeps [`Options`] for this thread.
     pub(super) has_options: bool,

@@ -22,6 +22,13 @@
 //! has no `vm.max_map_count` wall to name. `process_madvise`, `MAP_STACK` and
 //! `/proc` are Linux's and used only there.
 //!
+//! # Compaction
+//!
+//! A suspended stack's used part can be moved to the heap and its pages
+//! given back while the address range stays reserved: see [`compact`] (and
+//! the runtime's `Builder::compact_parked_after`, which uses it for parked
+//! green threads).
+//!
 //! # Overflow
 //!
 //! Touching a guard page faults (SIGSEGV on Linux, SIGBUS on macOS);
@@ -30,9 +37,12 @@
 
 mod advice;
 mod chunk;
+mod compact;
 mod overflow;
 mod pool;
 mod valgrind;
+
+pub(crate) use compact::Compacted;
 
 use std::io;
 use std::ptr::NonNull;

@@ -17,15 +17,17 @@ use std::time::{Duration, Instant};
 pub enum Crate {
     FibraFibers,
     FibraThreads,
+    FibraCompacted,
     Tokio,
     May,
     Corosensei,
 }
 
 impl Crate {
-    const ALL: [Crate; 5] = [
+    const ALL: [Crate; 6] = [
         Crate::FibraFibers,
         Crate::FibraThreads,
+        Crate::FibraCompacted,
         Crate::Tokio,
         Crate::May,
         Crate::Corosensei,
@@ -36,6 +38,7 @@ impl Crate {
         match self {
             Crate::FibraFibers => "fibers",
             Crate::FibraThreads => "threads",
+            Crate::FibraCompacted => "compacted",
             Crate::Tokio => "tokio",
             Crate::May => "may",
             Crate::Corosensei => "corosensei",
@@ -48,6 +51,7 @@ impl Crate {
         match self {
             Crate::FibraFibers => fibra::fibers(run),
             Crate::FibraThreads => fibra::threads(run),
+            Crate::FibraCompacted => fibra::compacted_threads(run),
             Crate::Tokio => tokio::tasks(run),
             Crate::May => may::coroutines(run),
             Crate::Corosensei => corosensei::coroutines(run),

@@ -1,19 +1,21 @@
 //! park-scale on fibra: fibers resumed once, each suspended in its first
-//! `suspend`; and green threads, each parked in `fibra::runtime::park`.
+//! `suspend`; and green threads, each parked in `fibra::runtime::park`, as
+//! they are and compacted (`Builder::compact_parked_after`).
 
 use super::child::{Parked, Run};
 use crate::experiments::wall;
-use fibra::fiber::Builder;
+use fibra::runtime::Builder;
 use fibra::{Fiber, Step};
 use std::cell::Cell;
 use std::rc::Rc;
+use std::time::Duration;
 
 /// Fibers on stacks of fibra's default size, kept in a `Vec`.
 pub fn fibers(run: &'static Run) -> Result<Parked, String> {
     let mut fibers: Vec<Fiber<(), (), ()>> = Vec::with_capacity(run.n as usize);
     run.begin()?;
     let stopped = run.create(|_| {
-        let fiber = Builder::new()
+        let fiber = fibra::fiber::Builder::new()
             .build(|yielder, ()| yielder.suspend(()))
             .map_err(|e| e.to_string())?;
         match fiber.resume(()) {
@@ -29,7 +31,20 @@ pub fn fibers(run: &'static Run) -> Result<Parked, String> {
 /// Green threads of one runtime, spawned by its first one and detached (their
 /// handles dropped); they are cancelled when the runtime ends.
 pub fn threads(run: &'static Run) -> Result<Parked, String> {
-    fibra::run(move || {
+    threads_of(Builder::new(), run)
+}
+
+/// [`threads`] on a runtime that compacts every parked thread at the end of
+/// the round in which it parked: the figures are taken with all of them
+/// compacted.
+pub fn compacted_threads(run: &'static Run) -> Result<Parked, String> {
+    // SAFETY: the threads only park; none lends its stack to another OS thread.
+    let builder = unsafe { Builder::new().compact_parked_after(Some(Duration::ZERO)) };
+    threads_of(builder, run)
+}
+
+fn threads_of(builder: Builder, run: &'static Run) -> Result<Parked, String> {
+    builder.run(move || {
         let parked = Rc::new(Cell::new(0));
         run.begin()?;
         let stopped = run.create(|_| {
@@ -59,6 +74,9 @@ pub fn threads(run: &'static Run) -> Result<Parked, String> {
             }
             seen = parked.get();
         }
+        // One more round: the sweep at the end of the round in which the
+        // last threads parked has compacted them (when the runtime compacts).
+        fibra::runtime::yield_now();
         run.parked(stopped)
     })
 }
@@ -70,7 +88,7 @@ mod tests {
 
     #[test]
     fn parks_every_fiber_and_thread() {
-        for park in [fibers, threads] {
+        for park in [fibers, threads, compacted_threads] {
             let parked = park(run(1000, 40)).unwrap();
             assert_eq!((parked.created, parked.stopped), (1000, None));
         }

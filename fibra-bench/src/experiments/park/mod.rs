@@ -111,6 +111,12 @@ fn runtimes() -> Vec<Runtime> {
             program: Program::Crate(Crate::FibraThreads),
         },
         Runtime {
+            name: "fibra threads (compacted)",
+            how: "as fibra threads, on a runtime built with compact_parked_after(Some(ZERO)): \
+                  each parked thread's used stack copied to the heap, its pages given back",
+            program: Program::Crate(Crate::FibraCompacted),
+        },
+        Runtime {
             name: "go",
             how: "goroutines with GOMAXPROCS=1, each blocked receiving from one shared channel",
             program: Program::Peer(Launcher::Go { module: "go/park" }),

@@ -1,0 +1,160 @@
+//! Compaction: the used part of a suspended stack kept on the heap while its
+//! pages go back to the kernel.
+//!
+//! A suspended fiber uses only the bytes from its saved stack pointer to the
+//! top of its stack — a few hundred bytes for a green thread parked in a
+//! sleep or a receive — but holds at least one whole page. [`Compacted`]
+//! copies those bytes into a heap buffer of exactly their size and gives the
+//! pages under them back (`MADV_DONTNEED` on Linux, `MADV_FREE` on macOS);
+//! the address range stays reserved for the stack, and its guard page stays
+//! where it is. Dropping the [`Compacted`] copies the bytes back to the same
+//! addresses, so every pointer into the stack — its frames' links, references
+//! between its locals, the saved stack pointer itself — is valid again
+//! before anything runs on it.
+//!
+//! # What it relies on
+//!
+//! - **Nothing below the saved stack pointer is live.** A context suspends by
+//!   calling the switch, so every frame of it lies above the stack pointer the
+//!   switch saves; the x86_64 red zone (128 bytes below the stack pointer) is
+//!   only for leaf functions, and a function that calls the switch is not
+//!   one; aarch64 has none. So the part of the lowest page below the saved
+//!   stack pointer may be given back with the rest (it reads as zeros after),
+//!   and only `[sp, top)` is copied. Signal handlers never run on a suspended
+//!   stack: a signal runs on the stack that is running, or on the alternate
+//!   signal stack.
+//! - **Nothing reads or writes the bytes while they are compacted.** That is
+//!   the caller's promise (see `Fiber::compact` and the runtime's
+//!   [compaction docs](crate::runtime::Builder::compact_parked_after)): the
+//!   fiber's header, at the top of its stack, is among the copied bytes, so
+//!   even asking the fiber its status must wait for the restore.
+//! - **The range stays the stack's.** The pages are advised, never unmapped:
+//!   no other mapping can take the addresses, the guard below stays a guard
+//!   (advice on the usable pages never touches it), and the stack is not given
+//!   back to the pool while a [`Compacted`] of it lives (the fiber that owns
+//!   the stack is kept alive by its owner, which drops the [`Compacted`]
+//!   first).
+//!
+//! Valgrind's memcheck keeps its own idea of which bytes are defined: the
+//! bytes written back are the ones copied out, with their definedness, so a
+//! restored stack looks to it as it did.
+
+use super::advice::GIVE_BACK;
+use super::page_size;
+use std::mem::MaybeUninit;
+use std::ptr::NonNull;
+
+/// The used part of a suspended stack, kept on the heap; dropping it puts the
+/// bytes back where they were.
+pub(crate) struct Compacted {
+    /// Where the bytes go back to: the saved stack pointer.
+    low: NonNull<u8>,
+    /// The bytes of `[low, top)`, exactly that many.
+    bytes: Box<[MaybeUninit<u8>]>,
+}
+
+impl Compacted {
+    /// Copies `[low, top)` to the heap and gives the pages from the one that
+    /// holds `low` up to `top` back to the kernel.
+    ///
+    /// # Safety
+    ///
+    /// `[low, top)` must be the used part of a suspended stack — `low` its
+    /// saved stack pointer, `top` its page-aligned top — that nothing reads or
+    /// writes until the returned value is dropped, and whose mapping outlives
+    /// it; nothing below `low` in that stack may be live.
+    pub(crate) unsafe fn new(low: NonNull<u8>, top: NonNull<u8>) -> Compacted {
+        let page = page_size();
+        let (low_addr, top_addr) = (low.as_ptr() as usize, top.as_ptr() as usize);
+        debug_assert!(low_addr <= top_addr && top_addr.is_multiple_of(page));
+        let len = top_addr - low_addr;
+        let mut bytes = Box::new_uninit_slice(len);
+        let first_page = low_addr - low_addr % page;
+        // SAFETY: the caller gives `[low, top)` to this value until it is
+        // dropped; the buffer is fresh and `len` long. `MaybeUninit` bytes
+        // carry uninitialised ones (padding, unused slots) as they are. The
+        // advice covers whole pages of that stack from the one holding `low`:
+        // what lies below `low` there is dead, as the caller promises.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                low.as_ptr().cast::<MaybeUninit<u8>>(),
+                bytes.as_mut_ptr(),
+                len,
+            );
+            // Miri has no madvise; the copy is what it checks.
+            if !cfg!(miri) {
+                libc::madvise(
+                    first_page as *mut libc::c_void,
+                    top_addr - first_page,
+                    GIVE_BACK,
+                );
+            }
+        }
+        Compacted { low, bytes }
+    }
+
+    /// The number of bytes kept: the used part of the stack.
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+impl Drop for Compacted {
+    fn drop(&mut self) {
+        // SAFETY: `[low, low + len)` is the stack range `new` was given, still
+        // mapped and still untouched by anyone else (its contract); the pages
+        // given back read as zeros, or as what they held, and are overwritten.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.bytes.as_ptr(),
+                self.low.as_ptr().cast::<MaybeUninit<u8>>(),
+                self.bytes.len(),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stack::{MIN_STACK_SIZE, Stack};
+
+    /// Fills `[low, top)` with a pattern that differs from byte to byte.
+    fn pattern(at: usize) -> u8 {
+        (at % 251) as u8
+    }
+
+    #[test]
+    fn bytes_come_back_to_the_same_addresses() {
+        let stack = Stack::new(MIN_STACK_SIZE).unwrap();
+        let top = stack.top();
+        for used in [
+            0,
+            16,
+            300,
+            page_size() - 8,
+            page_size() + 24,
+            3 * page_size(),
+        ] {
+            let low = top.wrapping_sub(used);
+            // SAFETY: `[low, top)` lies in the stack, owned here and used by
+            // nothing else.
+            unsafe {
+                for i in 0..used {
+                    low.add(i).write(pattern(low as usize + i));
+                }
+                let compacted =
+                    Compacted::new(NonNull::new(low).unwrap(), NonNull::new(top).unwrap());
+                assert_eq!(compacted.len(), used);
+                drop(compacted);
+                for i in 0..used {
+                    assert_eq!(
+                        low.add(i).read(),
+                        pattern(low as usize + i),
+                        "byte {i} of {used}"
+                    );
+                }
+            }
+        }
+    }
+}
