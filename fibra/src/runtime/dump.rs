@@ -186,7 +186,10 @@ pub struct Frame {
 ///         .unwrap();
 ///     runtime::yield_now(); // let it park
 ///     let dump = runtime::dump();
-///     let RuntimeState::Threads(threads) = &dump.runtimes[0].state else { unreachable!() };
+///     // Every runtime of the process is in it: find this OS thread's.
+///     let here = std::thread::current().id();
+///     let mine = dump.runtimes.iter().find(|r| r.os_thread_id == here).unwrap();
+///     let RuntimeState::Threads(threads) = &mine.state else { unreachable!() };
 ///     let waiter_dump = threads.iter().find(|t| t.name.as_deref() == Some("waiter")).unwrap();
 ///     assert!(matches!(
 ///         waiter_dump.state,
