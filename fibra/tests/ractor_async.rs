@@ -6,10 +6,13 @@ use fibra::ractor::{Context, Ractor, RemoteError, TakeError};
 use std::future::{Future, IntoFuture};
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 use std::time::Duration;
+
+#[path = "support/without_hanging.rs"]
+mod hang;
+use hang::without_hanging;
 
 fn tokio_runtime(workers: usize) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -17,23 +20,6 @@ fn tokio_runtime(workers: usize) -> tokio::runtime::Runtime {
         .enable_time()
         .build()
         .unwrap()
-}
-
-/// Runs `test` on another OS thread and fails, instead of hanging, if it has
-/// not finished after a minute (the limit is a guard, not a measurement).
-fn without_hanging<T: Send + 'static>(what: &str, test: impl FnOnce() -> T + Send + 'static) -> T {
-    let (done, result) = mpsc::channel();
-    let thread = std::thread::spawn(move || done.send(test()).unwrap());
-    match result.recv_timeout(Duration::from_secs(60)) {
-        Ok(value) => {
-            thread.join().unwrap();
-            value
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            std::panic::resume_unwind(thread.join().unwrap_err())
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: still not done after a minute"),
-    }
 }
 
 /// Some CPU work with a result to check.

@@ -14,26 +14,12 @@ use std::net::SocketAddr;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 
-/// Runs `test` on another OS thread and fails, instead of hanging, if it has
-/// not finished after a minute (the limit is a guard, not a measurement).
-fn without_hanging<T: Send + 'static>(what: &str, test: impl FnOnce() -> T + Send + 'static) -> T {
-    let (done, result) = mpsc::channel();
-    let thread = std::thread::spawn(move || done.send(test()).unwrap());
-    match result.recv_timeout(Duration::from_secs(60)) {
-        Ok(value) => {
-            thread.join().unwrap();
-            value
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            panic::resume_unwind(thread.join().unwrap_err())
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: still not done after a minute"),
-    }
-}
+#[path = "support/without_hanging.rs"]
+mod hang;
+use hang::without_hanging;
 
 /// What the server waits for before it answers.
 struct Gate {
