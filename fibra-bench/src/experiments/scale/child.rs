@@ -1,19 +1,71 @@
 //! The ractor-scale program on fibra, run as `fibra-bench --child ractor-scale
-//! <N> <LIMIT_S>` so that its memory is fibra's alone: creates N Ractors on the
-//! process-wide pool that each wait for one message, waits until every one is
-//! waiting, sends each its number, and joins them all (each returns its number
-//! plus one). Prints the protocol line of peers/README.md.
+//! <N> <LIMIT_S> [compacted]` so that its memory is fibra's alone: creates N
+//! Ractors that each wait for one message, waits until every one is waiting,
+//! sends each its number, and joins them all (each returns its number plus
+//! one). Prints the protocol line of peers/README.md. The Ractors run on the
+//! process-wide pool, or with `compacted` on a pool of as many workers whose
+//! runtimes compact every parked green thread.
 
 use super::{parse_args, status_kb};
-use fibra::ractor::{Context, Ractor, make_shareable};
+use fibra::ractor::{Context, Pool, Ractor, make_shareable};
+use fibra::runtime::Builder;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// The `[compacted]` argument.
+pub const COMPACTED: &str = "compacted";
+
+/// The pool the Ractors run on.
+enum Pools {
+    /// The process-wide pool, by `Ractor::new`.
+    Global,
+    /// A pool of its own, by `Pool::spawn`.
+    Own(Pool),
+}
+
+impl Pools {
+    /// A pool of as many workers as the process-wide one (one per core),
+    /// whose runtimes compact each parked green thread at the end of the
+    /// round in which it parked.
+    fn compacted() -> Pools {
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // SAFETY: the Ractors' green threads only wait in `receive`, and all
+        // they share with other OS threads (the counter, the mailboxes, the
+        // replies) is on the heap: none lends its stack to another OS thread
+        // (no scoped threads, no pointer to a local handed out).
+        let builder = unsafe { Builder::new().compact_parked_after(Some(Duration::ZERO)) };
+        Pools::Own(Pool::with_runtime(workers, builder))
+    }
+
+    fn spawn<In, Out, R, F>(&self, body: F) -> Ractor<In, Out, R>
+    where
+        F: FnOnce(&Context<In, Out>) -> R + Send + 'static,
+        In: Send + 'static,
+        Out: Send + 'static,
+        R: Send + 'static,
+    {
+        match self {
+            Pools::Global => Ractor::new(body),
+            Pools::Own(pool) => pool.spawn(body),
+        }
+    }
+}
+
 pub fn main(args: &[String]) -> Result<(), String> {
-    let (n, limit) = parse_args(args)
-        .ok_or("usage: fibra-bench --child ractor-scale <N> <LIMIT_S>   (N >= 1)")?;
+    let usage = "usage: fibra-bench --child ractor-scale <N> <LIMIT_S> [compacted]   (N >= 1)";
+    let (counts, compacted) = match args {
+        [counts @ .., last] if last == COMPACTED => (counts, true),
+        counts => (counts, false),
+    };
+    let (n, limit) = parse_args(counts).ok_or(usage)?;
+    let pools = if compacted {
+        Pools::compacted()
+    } else {
+        Pools::Global
+    };
     // Start the pool's workers (and their runtimes) before the baseline.
-    Ractor::new(|_: &Context<()>| {})
+    pools
+        .spawn(|_: &Context<()>| {})
         .join()
         .map_err(|e| e.to_string())?;
     let before = status_kb("VmRSS")?;
@@ -26,7 +78,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             break;
         }
         let waiting = waiting.clone();
-        ractors.push(Ractor::new(move |ctx: &Context<u64>| {
+        ractors.push(pools.spawn(move |ctx: &Context<u64>| {
             waiting.fetch_add(1, Ordering::Release);
             ctx.receive().map_or(0, |i| i + 1)
         }));
@@ -56,4 +108,30 @@ pub fn main(args: &[String]) -> Result<(), String> {
         status_kb("VmHWM")?
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Both pools run every Ractor to its reply (`main` checks their sum).
+    #[test]
+    fn runs_on_both_pools() {
+        main(&args(&["1000", "40"])).unwrap();
+        main(&args(&["1000", "40", COMPACTED])).unwrap();
+    }
+
+    #[test]
+    fn refuses_bad_arguments() {
+        for bad in [&[COMPACTED][..], &["0", "40", COMPACTED], &["1", "40", "x"]] {
+            assert!(
+                main(&args(bad)).unwrap_err().starts_with("usage:"),
+                "{bad:?}"
+            );
+        }
+    }
 }

@@ -6,7 +6,10 @@
 //! counted. Erlang's processes, the actor runtime Ractors are most often
 //! compared with, stand beside Go's goroutines. Ruby gives every Ractor an OS
 //! thread and is expected to stop long before N: it reports how far it got,
-//! and why.
+//! and why. fibra runs twice: on the process-wide pool, and on a pool whose
+//! runtimes compact each waiting Ractor's stack
+//! (`Builder::compact_parked_after`), as park-scale's "fibra threads
+//! (compacted)".
 //!
 //! The figure of a run, its protocol line and the loop that runs each
 //! runtime's process are shared with park-scale ([`super::park`]).
@@ -116,20 +119,36 @@ struct Runtime {
     name: &'static str,
     how: &'static str,
     launcher: Launcher,
+    /// The arguments after `<N> <LIMIT_S>`.
+    extra: &'static [&'static str],
 }
+
+/// fibra's two rows: the process-wide pool, the reference for the ratios, and
+/// a pool whose runtimes compact the waiting Ractors' stacks.
+const FIBRA: [&str; 2] = ["fibra", "fibra (compacted)"];
 
 fn runtimes() -> Vec<Runtime> {
     vec![
         Runtime {
-            name: "fibra",
+            name: FIBRA[0],
             how: "Ractor::new on the process-wide pool (one worker per core); replies by join",
             launcher: Launcher::Child(EXPERIMENT.name),
+            extra: &[],
+        },
+        Runtime {
+            name: FIBRA[1],
+            how: "as fibra, by Pool::spawn on a Pool::with_runtime of as many workers, its \
+                  runtimes built with compact_parked_after(Some(ZERO)): each waiting Ractor's \
+                  used stack copied to the heap, its pages given back",
+            launcher: Launcher::Child(EXPERIMENT.name),
+            extra: &[child::COMPACTED],
         },
         Runtime {
             name: "go",
             how: "a goroutine per unit, each blocked on a channel of its own; replies on one \
                   shared channel; GOMAXPROCS = all cores",
             launcher: Launcher::Go { module: "go/scale" },
+            extra: &[],
         },
         Runtime {
             name: "erlang",
@@ -139,6 +158,7 @@ fn runtimes() -> Vec<Runtime> {
                 source: "erlang/scale.erl",
                 flags: &["+P", "2097152"],
             },
+            extra: &[],
         },
         Runtime {
             name: "ruby",
@@ -149,6 +169,7 @@ fn runtimes() -> Vec<Runtime> {
                 package: "ruby",
                 script: "ruby/scale.rb",
             },
+            extra: &[],
         },
     ]
 }
@@ -175,7 +196,7 @@ fn run(ctx: &Ctx) -> Section {
         };
         notes.push(format!("{name}: {}", runtime.how));
         let label = format!("{}: {name}", EXPERIMENT.name);
-        let (outcome, stopped) = measure(ctx, &label, &peer, &[], n, "peak_kb");
+        let (outcome, stopped) = measure(ctx, &label, &peer, runtime.extra, n, "peak_kb");
         if let (Outcome::Measured(runs), Some(why)) = (&outcome, stopped) {
             notes.push(format!(
                 "{name} stopped at {} of {}, after {:.1} s: {why}",
@@ -268,8 +289,8 @@ pub fn bytes(b: f64) -> String {
     }
 }
 
-/// Whether fibra's memory per Ractor, and its time, are at most Go's per
-/// goroutine.
+/// Whether each of fibra's rows' memory per Ractor, and its time, are at
+/// most Go's per goroutine.
 fn verdict(results: &[(&str, Outcome<Runs<Scale>>)]) -> String {
     let head = "target: fibra memory and time per idle Ractor ≤ go's per goroutine";
     let complete = |name| {
@@ -277,28 +298,34 @@ fn verdict(results: &[(&str, Outcome<Runs<Scale>>)]) -> String {
             .map(|r| r.best)
             .filter(|s| s.complete())
     };
-    match (complete("fibra"), complete("go")) {
-        (Some(f), Some(g)) => {
-            let memory = f.bytes_each() / g.bytes_each().max(1.0);
-            let time = f.us_each() / g.us_each().max(f64::MIN_POSITIVE);
-            let word = if memory <= 1.0 && time <= 1.0 {
-                "met"
-            } else {
-                "MISSED"
-            };
-            format!(
-                "{head}: {word} (memory: fibra = {} go; time: fibra = {} go)",
-                times(memory),
-                times(time)
-            )
-        }
-        (None, _) => format!("{head}: no fibra figure"),
-        (_, None) => format!("{head}: no go figure"),
-    }
+    let Some(g) = complete("go") else {
+        return format!("{head}: no go figure");
+    };
+    let each: Vec<String> = FIBRA
+        .iter()
+        .map(|name| match complete(name) {
+            Some(f) => {
+                let memory = f.bytes_each() / g.bytes_each().max(1.0);
+                let time = f.us_each() / g.us_each().max(f64::MIN_POSITIVE);
+                let word = if memory <= 1.0 && time <= 1.0 {
+                    "met"
+                } else {
+                    "MISSED"
+                };
+                format!(
+                    "{name} {word} (memory: {} go; time: {} go)",
+                    times(memory),
+                    times(time)
+                )
+            }
+            None => format!("no {name} figure"),
+        })
+        .collect();
+    format!("{head}: {}", each.join("; "))
 }
 
 fn table(n: u64, results: &[(&str, Outcome<Runs<Scale>>)], mut notes: Vec<String>) -> Table {
-    let fibra = figure_of(results, "fibra").map(|r| r.best);
+    let fibra = figure_of(results, FIBRA[0]).map(|r| r.best);
     let mut measured: Vec<(&str, Runs<Scale>)> = measured(results).map(|(n, r)| (n, *r)).collect();
     measured.sort_by(|a, b| a.1.best.bytes_each().total_cmp(&b.1.best.bytes_each()));
     let mut rows: Vec<Row> = measured
@@ -326,7 +353,7 @@ fn table(n: u64, results: &[(&str, Outcome<Runs<Scale>>)], mut notes: Vec<String
     rows.extend(unmeasured_rows(results));
     notes.push(
         "peak RSS Δ = the process's VmHWM − its VmRSS before the first unit (all N are alive \
-         and waiting at the peak); memory vs fibra = per unit ÷ fibra's"
+         and waiting at the peak); memory vs fibra = per unit ÷ fibra's (uncompacted)"
             .into(),
     );
     notes.push(format!("{SPREAD_NOTE}, of the memory per unit"));
@@ -481,15 +508,19 @@ mod tests {
             }))
         };
         assert_eq!(
-            verdict(&[("fibra", s(20)), ("go", s(40))]),
-            "target: fibra memory and time per idle Ractor ≤ go's per goroutine: met \
-             (memory: fibra = 0.50× go; time: fibra = 1.00× go)"
+            verdict(&[
+                ("fibra", s(40)),
+                ("fibra (compacted)", s(10)),
+                ("go", s(20))
+            ]),
+            "target: fibra memory and time per idle Ractor ≤ go's per goroutine: fibra \
+             MISSED (memory: 2.00× go; time: 1.00× go); fibra (compacted) met (memory: \
+             0.50× go; time: 1.00× go)"
         );
-        assert!(
-            verdict(&[("fibra", s(40)), ("go", s(20))])
-                .contains("MISSED (memory: fibra = 2.00× go; time: fibra = 1.00× go)")
-        );
-        assert!(verdict(&[("go", s(20))]).ends_with("no fibra figure"));
+        assert!(verdict(&[("fibra", s(20)), ("go", s(40))]).ends_with(
+            "fibra met (memory: 0.50× go; time: 1.00× go); no fibra (compacted) figure"
+        ));
+        assert!(verdict(&[("fibra", s(20))]).ends_with("no go figure"));
     }
 
     #[test]
