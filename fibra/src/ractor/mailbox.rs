@@ -181,10 +181,10 @@ impl<T> Mailbox<T> {
         // Release: the next sender, which links its node to ours, sees ours
         // initialised; acquire: ours to the one we displace.
         let prev = self.tail.swap(node, Ordering::AcqRel);
+        // Release: the receiver that loads this pointer sees the message.
         // SAFETY: `prev` is alive: the receiver frees a node only after moving
         // past it, which needs its `next`, which only this store sets (we are
-        // the one sender that displaced it). Release: the receiver that loads
-        // this pointer sees the message.
+        // the one sender that displaced it).
         unsafe { (*prev).next.store(node, Ordering::Release) };
         self.leave();
         Ok(())
@@ -256,11 +256,13 @@ impl<T> Mailbox<T> {
     /// docs).
     pub(super) unsafe fn receive(&self) -> Result<T, Closed> {
         loop {
-            // SAFETY (this and the calls below): the caller's.
+            // SAFETY: the single consumer, the caller's contract.
             if let Some(message) = unsafe { self.pop() } {
                 return Ok(message);
             }
+            // SAFETY: the single consumer, the caller's contract.
             let state = unsafe { self.register() };
+            // SAFETY: the single consumer, the caller's contract.
             if let Some(message) = unsafe { self.pop() } {
                 self.unregister();
                 return Ok(message);
@@ -289,6 +291,7 @@ impl<T> Mailbox<T> {
         if state & CLOSED != 0 && state < SENDER {
             // Every send that succeeded has linked its node (acquire): one more
             // look settles it.
+            // SAFETY: the single consumer, the caller's contract.
             return unsafe { self.pop() }.map(Some).ok_or(Closed(()));
         }
         Ok(None)
@@ -334,11 +337,11 @@ impl<T> Mailbox<T> {
         // Acquire: the nodes up to `last` are initialised (each sender's
         // release of the tail), though some may not be linked yet.
         let last = self.tail.load(Ordering::Acquire);
-        // SAFETY: only the consumer moves `head` or frees a node, and it is not
-        // running (the caller's): every node from `head` on stays alive. The
-        // walk stops at `last` (a node that existed when it began), or at a
-        // link not yet made, so senders that keep sending cannot make it
+        // The walk stops at `last` (a node that existed when it began), or at
+        // a link not yet made, so senders that keep sending cannot make it
         // endless.
+        // SAFETY: only the consumer moves `head` or frees a node, and it is
+        // not running (the caller's): every node from `head` on stays alive.
         unsafe {
             let mut node = *self.receiver.head.get();
             let mut queued = 0;
@@ -363,15 +366,17 @@ impl<T> Mailbox<T> {
         // is alive (only the consumer frees nodes: below).
         let stub = unsafe { *self.receiver.head.get() };
         // Acquire: pairs with the sender's release of this link.
+        // SAFETY: the stub is alive, as above.
         let next = unsafe { (*stub).next.load(Ordering::Acquire) };
         if next.is_null() {
             return None;
         }
+        // `next` becomes the stub, whose message counts as taken. The old
+        // stub is unreachable now (its sender linked it and left, and `head`
+        // no longer points to it): it is retired, and the one retired before
+        // it handed back.
         // SAFETY: `next` is linked, so its sender initialised its message and
-        // is done with it; it becomes the stub, whose message counts as taken.
-        // The old stub is unreachable now (its sender linked it and left, and
-        // `head` no longer points to it): it is retired, and the one retired
-        // before it handed back.
+        // is done with it; only the consumer touches `head` and `retired`.
         let (message, older) = unsafe {
             *self.receiver.head.get() = next;
             (

@@ -29,10 +29,11 @@ impl Pools {
     /// round in which it parked.
     fn compacted() -> Pools {
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-        // SAFETY: the Ractors' green threads only wait in `receive`, and all
-        // they share with other OS threads (the counter, the mailboxes, the
-        // replies) is on the heap: none lends its stack to another OS thread
-        // (no scoped threads, no pointer to a local handed out).
+        // The Ractors' green threads only wait in `receive`, and all they
+        // share with other OS threads (the counter, the mailboxes, the
+        // replies) is on the heap.
+        // SAFETY: so none lends its stack to another OS thread (no scoped
+        // threads, no pointer to a local handed out).
         let builder = unsafe { Builder::new().compact_parked_after(Some(Duration::ZERO)) };
         Pools::Own(Pool::with_runtime(workers, builder))
     }
