@@ -393,11 +393,11 @@ impl<I, Y, R> Fiber<I, Y, R> {
         }
         let sp = NonNull::new(self.header().own())?;
         let top = NonNull::new(self.stack.top())?;
-        // SAFETY: a fiber `Yielded` is suspended at `own`, every frame of it
-        // above that (it suspended by calling the switch); `[own, top)` is
-        // its stack's used part, page-aligned at the top; the caller keeps
-        // everyone off it, and the fiber (and so the stack's mapping) alive,
-        // until the `Compacted` is dropped.
+        // A fiber `Yielded` is suspended at `own`, every frame of it above
+        // that (it suspended by calling the switch); `[own, top)` is its
+        // stack's used part, page-aligned at the top.
+        // SAFETY: the caller keeps everyone off it, and the fiber (and so the
+        // stack's mapping) alive, until the `Compacted` is dropped.
         Some(unsafe { crate::stack::Compacted::new(sp, top) })
     }
 

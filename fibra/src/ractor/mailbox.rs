@@ -571,13 +571,16 @@ mod tests {
     #[test]
     fn queued_counts_what_is_sent_and_not_received() {
         let mailbox = Mailbox::new();
-        // SAFETY (all four): this thread is the only consumer, between pops.
+        // SAFETY: this thread is the only consumer (here and below).
         assert_eq!(unsafe { mailbox.queued() }, 0);
         for i in 0..3 {
             mailbox.send(i).unwrap();
         }
+        // SAFETY: the only consumer.
         assert_eq!(unsafe { mailbox.queued() }, 3);
+        // SAFETY: the only consumer.
         assert_eq!(unsafe { mailbox.try_receive() }, Ok(Some(0)));
+        // SAFETY: the only consumer.
         assert_eq!(unsafe { mailbox.queued() }, 2);
     }
 

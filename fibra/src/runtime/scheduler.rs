@@ -534,7 +534,7 @@ impl Scheduler {
                 continue;
             }
             if let Code::Started(fiber) = &entry.code {
-                // SAFETY: the thread is parked, so its fiber is suspended (in
+                // The thread is parked, so its fiber is suspended (in
                 // `suspend_running`, on its own stack: a park from a fiber it
                 // resumed is refused) and nothing of fibra's touches the fiber
                 // or its stack until `run_task` or `section` drops the
@@ -545,6 +545,7 @@ impl Scheduler {
                 // promised for user code, and fibra's own wait records are on
                 // the heap (the runtime's `# Compaction` docs give the audit);
                 // `block_on`'s parks are never queued here.
+                // SAFETY: so the fiber is suspended and kept off, as above.
                 entry.compacted = unsafe { fiber.compact() };
             }
         }

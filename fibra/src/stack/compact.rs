@@ -70,11 +70,12 @@ impl Compacted {
         let len = top_addr - low_addr;
         let mut bytes = Box::new_uninit_slice(len);
         let first_page = low_addr - low_addr % page;
+        // `MaybeUninit` bytes carry uninitialised ones (padding, unused slots)
+        // as they are. The advice covers whole pages of that stack from the
+        // one holding `low`: what lies below `low` there is dead, as the
+        // caller promises.
         // SAFETY: the caller gives `[low, top)` to this value until it is
-        // dropped; the buffer is fresh and `len` long. `MaybeUninit` bytes
-        // carry uninitialised ones (padding, unused slots) as they are. The
-        // advice covers whole pages of that stack from the one holding `low`:
-        // what lies below `low` there is dead, as the caller promises.
+        // dropped; the buffer is fresh and `len` long.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 low.as_ptr().cast::<MaybeUninit<u8>>(),
