@@ -319,3 +319,39 @@ fn green_threads_and_os_threads_wait_on_ractors_alike() {
     echo.close_incoming();
     echo.join().unwrap();
 }
+
+/// A Ractor that waits in `receive` (spinning for a message while its worker
+/// has nothing else to run) does not keep a green thread of its own worker
+/// from running once another OS thread wakes it: here the message comes only
+/// after that thread has run, round after round.
+#[test]
+fn a_receiving_ractor_lets_a_woken_thread_of_its_worker_run() {
+    const ROUNDS: usize = 200;
+    let (unparkers, unparker) = std::sync::mpsc::channel();
+    let (runs, ran) = std::sync::mpsc::channel();
+    let r = Ractor::new(move |ctx: &Context<usize>| {
+        let helper = fibra::spawn(move || {
+            unparkers
+                .send(fibra::runtime::current().unparker())
+                .unwrap();
+            let mut round = 0;
+            while round < ROUNDS {
+                fibra::runtime::park();
+                runs.send(round).unwrap();
+                round += 1;
+            }
+        });
+        let received: Vec<usize> = (0..ROUNDS).map(|_| ctx.receive().unwrap()).collect();
+        helper.join().unwrap();
+        received
+    });
+    let unparker: fibra::runtime::Unparker = unparker.recv().unwrap();
+    for round in 0..ROUNDS {
+        unparker.unpark();
+        // A spurious return from `park` may make the helper run early, never
+        // late: only its report of this round counts.
+        assert_eq!(ran.recv().unwrap(), round);
+        r.send(round).unwrap();
+    }
+    assert_eq!(r.join().unwrap(), (0..ROUNDS).collect::<Vec<_>>());
+}

@@ -182,6 +182,7 @@ mod registry;
 mod remote;
 mod ring;
 pub(crate) mod scheduler;
+pub(crate) mod spin;
 mod stack_trace;
 mod stall;
 pub(crate) mod task;

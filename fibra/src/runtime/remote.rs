@@ -88,7 +88,7 @@ impl Remote {
     }
 
     /// Whether an unpark is waiting to be taken (consumer only).
-    fn pending(&self) -> bool {
+    pub(super) fn pending(&self) -> bool {
         self.ring.is_ready() || self.overflowed.load(Ordering::Acquire)
     }
 

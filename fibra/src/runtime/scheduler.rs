@@ -49,7 +49,11 @@ use std::time::{Duration, Instant};
 /// peer answers within it — a chatty Ractor's reply, in well under 1 µs — pays
 /// no system call at all. Bounded by the next timer; skipped while a thread
 /// waits on a socket (the poller is where that wake comes from).
-const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(20);
+///
+/// A green thread that spins for a message first (see `spin.rs`) spends this
+/// same budget: the worker spins this long in all, in the thread and then in
+/// the loop, before it sleeps.
+pub(crate) const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(20);
 
 /// How many passes of a busy runtime's loop may go by without a clock read
 /// (see `Scheduler::tick`).
@@ -182,6 +186,10 @@ pub(crate) struct Scheduler {
     /// When each thread in `cold` last parked: an entry of `cold` older than
     /// that is for a park the thread has been woken from since, and skipped.
     last_park: RefCell<HashMap<TaskId, Instant>>,
+    /// When a green thread began a spin for a wake that ran its full time,
+    /// if one did since the loop last looked: the loop's own spin before it
+    /// sleeps counts from there (see `SPIN_BEFORE_SLEEP`).
+    spun_since: Cell<Option<Instant>>,
 }
 
 impl Scheduler {
@@ -204,6 +212,7 @@ impl Scheduler {
             compact_after,
             cold: RefCell::new(VecDeque::new()),
             last_park: RefCell::new(HashMap::new()),
+            spun_since: Cell::new(None),
             tasks: RefCell::new(Slab::new()),
             queue: RefCell::new(VecDeque::new()),
             running: Cell::new(None),
@@ -255,6 +264,32 @@ impl Scheduler {
     /// Whether a green thread is running (rather than the scheduler's own loop).
     pub(crate) fn is_running_a_thread(&self) -> bool {
         self.running.get().is_some()
+    }
+
+    /// How long the running green thread may spin for a wake from another OS
+    /// thread (see `spin.rs`), at most `limit` from `now`: `None` when it may
+    /// not, because no green thread runs, another could run, or a thread waits
+    /// on a socket (the poller must be asked); shortened to the next timer.
+    pub(crate) fn idle_spin_budget(&self, limit: Duration, now: Instant) -> Option<Duration> {
+        if !self.is_running_a_thread() || self.reactor.has_waiters() || self.has_other_work() {
+            return None;
+        }
+        let next_timer = self.timers.borrow().next_timeout(now);
+        Some(next_timer.map_or(limit, |next| next.min(limit)))
+    }
+
+    /// Records that the running thread spun for a wake from `since` and none
+    /// came: the loop's spin before it sleeps is shortened by as much.
+    pub(crate) fn spun_in_vain(&self, since: Instant) {
+        self.spun_since.set(Some(since));
+    }
+
+    /// Whether this runtime has something to do besides the running thread: a
+    /// thread ready to run, a wake from another OS thread not yet taken, or a
+    /// dump to answer. (Each a load of a line other cores write only to make
+    /// it so: cheap to ask while spinning.)
+    pub(crate) fn has_other_work(&self) -> bool {
+        !self.queue.borrow().is_empty() || self.remote.pending() || self.monitor.dump_asked()
     }
 
     /// Whether `unparker` wakes the green thread running now (so that a wait
@@ -581,7 +616,10 @@ impl Scheduler {
     /// per turn of a busy loop). Returns whether it slept.
     fn wait_for_events(&self, timeout: Option<Duration>) -> bool {
         let blocking = timeout != Some(Duration::ZERO);
-        let spin = timeout.map_or(SPIN_BEFORE_SLEEP, |t| t.min(SPIN_BEFORE_SLEEP));
+        let budget = self.spun_since.take().map_or(SPIN_BEFORE_SLEEP, |since| {
+            SPIN_BEFORE_SLEEP.saturating_sub(since.elapsed())
+        });
+        let spin = timeout.map_or(budget, |t| t.min(budget));
         if blocking && !self.reactor.has_waiters() && self.remote.spin(spin) {
             return false;
         }
