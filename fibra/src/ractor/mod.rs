@@ -100,63 +100,78 @@
 //! A message from a Ractor on one worker to a Ractor on another that waits in
 //! [`Context::receive`], its worker idle. (Measured with the `fibra-bench
 //! ractor-pingpong` workload; counts read from the code and confirmed with
-//! `strace -c -f` and `valgrind --tool=callgrind`.)
+//! `strace -c -f`.)
+//!
+//! **The receiver** found its queue empty and its worker with nothing else
+//! to run, so it did not park: it spins in `receive`, looking at its stub's
+//! `next` (`runtime::spin`; it stops at once, and parks, when another green
+//! thread of its worker becomes ready, another OS thread wakes one, a dump
+//! asks, or a thread waits on a socket, and it is bounded by the next timer).
+//! Before it spins it hands the stub it is done with back as the spare (a
+//! compare-and-swap on the senders' line), while its reply is on its way
+//! and nothing is yet on the way to it.
 //!
 //! **The sender**, in [`Ractor::send`]: adds itself to the mailbox's sender
-//! count and checks `CLOSED` (one read-modify-write on the mailbox's line),
-//! takes the mailbox's spare node (a swap; no allocation while two Ractors
-//! talk back and forth), swaps it in as the tail and links the previous
-//! node to it (a swap and a store), and leaves the count, which tells it that
-//! the receiver waits. It claims the wake (a compare-and-swap) and wakes the
-//! receiver's green thread through the `Unparker` the receiver keeps in its
-//! mailbox: the thread's id goes into the worker's lock-free remote ring (a
-//! compare-and-swap on the ring's tail, a store in a slot), then a fence and a
-//! load of the worker's `sleeping` flag. An awake worker is not written to:
-//! no eventfd, no system call.
+//! count and checks `CLOSED` (one read-modify-write on the senders' line),
+//! takes the spare node (a swap there; no allocation while two Ractors talk
+//! back and forth), writes the message into it, swaps it in as the tail and
+//! links the previous node — the stub the receiver watches — to it (a swap
+//! and a store), and leaves the count, which tells it that nobody waits:
+//! no wake, no remote ring, no fence, no eventfd.
 //!
-//! **The receiving worker**, idle, spins on the ring's head slot (up to
-//! 20 µs, about what a sleep and a wake through epoll and the eventfd cost
-//! here: the strace of one run averages 5–15 µs per `epoll_wait` return and
-//! 2–7 µs per eventfd `write`, so spinning that long at most doubles the cost
-//! of sleeping — the classic two-competitive rule — while it catches every
-//! reply of a chatty peer). It sees the slot, takes the id (a
-//! compare-and-swap on the head, which no other core writes), makes the
-//! thread runnable, and switches to it; `receive` then pops the message (a
-//! load of its own `head`, on a line no other core writes, then of the
-//! stub's `next` and the message). No dispatcher or other green thread is on the way: the wake
-//! names the receiver's own green thread. When the receiver waits again it
-//! hands its used stub back as the spare and sets `WAITING` (two
-//! compare-and-swaps on the senders' line, off the path from a message's
-//! arrival to its receipt), keeping the `Unparker` it registered last time
-//! (so no reference count changes hands).
+//! **The receiver** sees the link, reads the message from the node (its
+//! next stub) and returns it: no park, no wake, no switch, no scheduler.
 //!
-//! | per one-way message | before (Mutex mailbox, locked wake list) | now |
-//! |---|---|---|
-//! | locks taken | 5 (mailbox: send, pop, re-register; wake list: push, take) | 0 |
-//! | atomic read-modify-writes | 14 (2 per lock, the `pending` flag twice, an `Arc` count up and down) | 10 (sender 7 with the wake, receiver 3) and a fence |
-//! | allocations | 0 (a `VecDeque`) | 0 (the spare node) |
-//! | cache lines that cross between the cores | ~6: mailbox lock and state, its buffer, the wake list's lock, its buffer, the `pending` flag, the `Remote`'s reference count | 4: the mailbox's senders' line, the two nodes (the stub's `next`, the message), the ring slot; of these, 3 lie between the wake and the receipt |
-//! | system calls while both workers are awake | an `epoll_wait(0)` whenever the reply was already queued when the thread parked (the scheduler polled between rounds) | none (it polls between rounds only when a thread waits on a socket) |
-//! | when the receiver's worker slept | eventfd write + epoll return | the same, only then |
-//! | scheduler hops | 1 (the remote list, then the run queue) | 1 (the same, lock-free) |
+//! | per one-way message | Mutex mailbox, locked wake list | lock-free mailbox, parked receiver woken through the ring | now: the receiver spins |
+//! |---|---|---|---|
+//! | locks taken | 5 | 0 | 0 |
+//! | atomic read-modify-writes | 14 | 10 and a fence | 5 (sender 4, receiver 1) |
+//! | cache lines that cross between the cores | ~6 | 4: the senders' line, the two nodes, the ring slot; 3 of them after the wake | 3: the senders' line and the two nodes; 2 of them (the link, the message) after the message is linked |
+//! | system calls while both workers are awake | an `epoll_wait(0)` at times | none | none |
+//! | scheduler hops | 1 | 1 (the ring, then the run queue, then a switch) | 0 |
+//! | when the receiver's worker slept | eventfd write + epoll return | the same | the same, only then |
 //!
-//! `strace -c -f` of 100,000 round trips (`chrt -f 50`, on a shared 2-core
-//! VM, two runs each): before, 455 and 249 `epoll_wait`s, 291 and 172 eventfd
-//! `write`s; now 80 and 61, 86 and 64 — what remains are sleeps while the
-//! machine's other load kept a reply away for longer than the spin. In the
-//! same runs a round trip took 2.6 and 2.5 µs before, 1.9 and 1.4 µs now
-//! (the machine was busy: quote `fibra-bench`'s ratios to crossbeam and Go
-//! from one quiet run, not these).
+//! A receiver that waits longer than its spin parks as before: it sets
+//! `WAITING`, the sender that finds it claims the wake and puts the thread's
+//! id into the worker's lock-free remote ring (no eventfd while the worker is
+//! awake), and the worker — which spins on the ring's head slot for what is
+//! left of the same budget before it sleeps — switches back to it.
 //!
-//! What is left above the hardware floor (two threads bouncing one line,
-//! ~70 ns a round trip here) is mostly those lines: the receiving worker
-//! learns of the message from the ring slot, then fetches the stub's `next`
-//! and the message one after the other — dependent misses that a channel
-//! whose receiver spins on the slot holding the message (crossbeam) pays
-//! once; and the sender reads the ring slot before it writes it (two
-//! coherence transactions where a blind write would take one). The scheduler's own work between them (take the id, resume the
-//! green thread) is a few dozen instructions and one context switch of a few
-//! nanoseconds (see `arch/x86_64.rs`).
+//! **How long to spin**, measured rather than guessed. The worker is idle
+//! either way: before, it spun up to `SPIN_BEFORE_SLEEP` (20 µs) on its ring
+//! before sleeping in epoll; now the thread spins first and the worker's loop
+//! spins only for what is left of the 20 µs, so a worker spins no longer in
+//! all than it did, and no green thread waits on a spinning one (it gives way
+//! within 32 looks, about a microsecond). 20 µs is about what a sleep and a
+//! wake through epoll and the eventfd cost here (`strace -c` of the workload
+//! averaged 5–15 µs per `epoll_wait` that slept and 2–7 µs per eventfd
+//! `write`): spinning that long before sleeping at most doubles the cost of
+//! sleeping (the two-competitive rule for spin-then-block). The reply of a
+//! chatty peer comes well inside 1 µs, so the bound does not show in
+//! ping-pong: `chrt -f 50 fibra-bench ractor-pingpong` with the spin at 1, 2,
+//! 5 and 20 µs gave fibra 1.50, 1.68, 1.41 and 1.40 times crossbeam's
+//! rate in the same runs (the last two while the machine was busier). A
+//! shorter spin would give up on replies that the worker's loop still spins
+//! for, and then pay the park and the wake that the spin is there to save.
+//!
+//! Measured on the shared 2-core VM, `chrt -f 50 fibra-bench ractor-pingpong
+//! --runtime floor-atomic,crossbeam,go`, ns per round trip (mean; the floor
+//! is two threads bouncing one line): parked receiver woken through the ring,
+//! fibra 481 and crossbeam 373 (`--quick`); spinning receiver, in two quiet
+//! runs, fibra 244 and 246, crossbeam 365 and 413, Go 678 and 807, floor
+//! 83.4 and 89.0 — fibra 1.5–1.7× crossbeam's rate and 2.8–2.9× the floor.
+//! `strace -c -f` of the `--quick` workload (80,000 round trips): 50,016
+//! `epoll_wait`s and 50,544 `write`s before, 2,776 `epoll_wait`s now.
+//!
+//! What is left above the floor is the queue's own lines, in a chain: the
+//! sender's read-modify-writes drain its store buffer, so its misses on the
+//! senders' line (which the receiver wrote handing back the spare), on the
+//! spare node (which the receiver read last) and on the stub's `next` (which
+//! the receiver watches) come one after the other, and then the receiver
+//! misses on the link and on the message; a channel that keeps the message
+//! beside its ready flag (crossbeam's slots) has the receiver miss once.
+//! Handing spare nodes back in batches, so that the senders' line stays with
+//! the sender, would take one miss out of each message.
 //!
 //! # What an idle Ractor costs
 //!

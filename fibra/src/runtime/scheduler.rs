@@ -188,7 +188,10 @@ pub(crate) struct Scheduler {
     last_park: RefCell<HashMap<TaskId, Instant>>,
     /// When a green thread began a spin for a wake that ran its full time,
     /// if one did since the loop last looked: the loop's own spin before it
-    /// sleeps counts from there (see `SPIN_BEFORE_SLEEP`).
+    /// sleeps counts from there (see `SPIN_BEFORE_SLEEP`). (A thread whose
+    /// message came just after it gave up, so that it ran on instead of
+    /// parking, leaves this behind: the loop then spins less, or not at all,
+    /// once — a sleep sooner, never a wake lost.)
     spun_since: Cell<Option<Instant>>,
 }
 
