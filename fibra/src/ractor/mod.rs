@@ -160,6 +160,12 @@
 //! fibra 481 and crossbeam 373 (`--quick`); spinning receiver, in two quiet
 //! runs, fibra 244 and 246, crossbeam 365 and 413, Go 678 and 807, floor
 //! 83.4 and 89.0 — fibra 1.5–1.7× crossbeam's rate and 2.8–2.9× the floor.
+//! Three runs of each build in turn while other builds loaded the machine
+//! (the floor at 415–820 ns): fibra at 0.76, 0.90 and 0.86 of crossbeam's
+//! rate with the parked receiver, 1.49, 1.66 and 1.60 times it with the
+//! spinning one; Go, whose two goroutines then share one OS thread and so
+//! lose nothing to the other load, was 1.33, 1.42 and 1.01 times fibra's rate
+//! in those runs, against 0.36 and 0.31 in the quiet ones.
 //! `strace -c -f` of the `--quick` workload (80,000 round trips): 50,016
 //! `epoll_wait`s and 50,544 `write`s before, 2,776 `epoll_wait`s now.
 //!
