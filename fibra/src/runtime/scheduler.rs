@@ -272,13 +272,14 @@ impl Scheduler {
     /// How long the running green thread may spin for a wake from another OS
     /// thread (see `spin.rs`), at most `limit` from `now`: `None` when it may
     /// not, because no green thread runs, another could run, or a thread waits
-    /// on a socket (the poller must be asked); shortened to the next timer.
+    /// on a socket (the poller must be asked) or a timer is due; shortened to
+    /// the next timer.
     pub(crate) fn idle_spin_budget(&self, limit: Duration, now: Instant) -> Option<Duration> {
         if !self.is_running_a_thread() || self.reactor.has_waiters() || self.has_other_work() {
             return None;
         }
         let next_timer = self.timers.borrow().next_timeout(now);
-        Some(next_timer.map_or(limit, |next| next.min(limit)))
+        Some(next_timer.map_or(limit, |next| next.min(limit))).filter(|budget| !budget.is_zero())
     }
 
     /// Records that the running thread spun for a wake from `since` and none

@@ -117,6 +117,19 @@ mod tests {
         });
     }
 
+    /// A timer that is due is work for the worker's loop: no spin.
+    #[test]
+    #[cfg_attr(miri, ignore = "epoll")]
+    fn no_spin_once_a_timer_is_due() {
+        runtime::run(|| {
+            let sleeper = crate::spawn(|| crate::time::sleep(Duration::from_millis(1)));
+            runtime::yield_now();
+            std::thread::sleep(Duration::from_millis(2));
+            assert_eq!(poll_while_idle(FOREVER, || None::<()>), Err(GaveUp::Busy));
+            sleeper.join().unwrap();
+        });
+    }
+
     #[test]
     fn no_spin_outside_a_runtime() {
         assert_eq!(poll_while_idle(FOREVER, || None::<()>), Err(GaveUp::Busy));
