@@ -156,18 +156,21 @@
 //!
 //! Measured on the shared 2-core VM, `chrt -f 50 fibra-bench ractor-pingpong
 //! --runtime floor-atomic,crossbeam,go`, ns per round trip (mean; the floor
-//! is two threads bouncing one line): parked receiver woken through the ring,
-//! fibra 481 and crossbeam 373 (`--quick`); spinning receiver, in two quiet
-//! runs, fibra 244 and 246, crossbeam 365 and 413, Go 678 and 807, floor
-//! 83.4 and 89.0 — fibra 1.5–1.7× crossbeam's rate and 2.8–2.9× the floor.
+//! is two threads bouncing one line), in runs while the machine was quiet:
+//!
+//! | | fibra | crossbeam | Go | floor | fibra's rate ÷ crossbeam's, Go's | fibra ÷ floor |
+//! |---|---|---|---|---|---|---|
+//! | parked receiver, woken through the ring | 524 | 396 | 623 | 84.9 | 0.76, 1.19 | 6.2 |
+//! | spinning receiver (two runs) | 261, 253 | 382, 367 | 588, 604 | 79.6, 90.6 | 1.47 and 1.45, 2.26 and 2.39 | 3.3, 2.8 |
+//!
 //! Three runs of each build in turn while other builds loaded the machine
 //! (the floor at 415–820 ns): fibra at 0.76, 0.90 and 0.86 of crossbeam's
 //! rate with the parked receiver, 1.49, 1.66 and 1.60 times it with the
 //! spinning one; Go, whose two goroutines then share one OS thread and so
 //! lose nothing to the other load, was 1.33, 1.42 and 1.01 times fibra's rate
-//! in those runs, against 0.36 and 0.31 in the quiet ones.
-//! `strace -c -f` of the `--quick` workload (80,000 round trips): 50,016
-//! `epoll_wait`s and 50,544 `write`s before, 2,776 `epoll_wait`s now.
+//! in those runs. `strace -c -f` of the `--quick` workload (80,000 round
+//! trips): 50,016 `epoll_wait`s and 50,544 `write`s before, 2,776
+//! `epoll_wait`s now.
 //!
 //! What is left above the floor is the queue's own lines, in a chain: the
 //! sender's read-modify-writes drain its store buffer, so its misses on the
