@@ -207,6 +207,7 @@ use crate::runtime::waiter;
 use mailbox::Mailbox;
 use outbox::Outbox;
 use std::fmt;
+use std::io;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -420,9 +421,19 @@ impl Pool {
             ports: Arc::downgrade(&ports) as Weak<dyn census::Queue>,
             outcome: Arc::downgrade(&outcome) as Weak<dyn census::Progress>,
         };
-        self.place(pool::Job {
+        let placed = self.claim();
+        let worker = placed.worker();
+        let job = pool::Job {
             ractor,
-            body: Box::new(move || {
+            body: Box::new(move |started: io::Result<()>| {
+                // Counted on its worker until it ends, however it ends.
+                let _placed = placed;
+                if let Err(err) = started {
+                    let why = format!("fibra: the Ractor could not start: {err}");
+                    eprintln!("{why}");
+                    ending.finish(Err(RemoteError::Panicked(Box::new(why))));
+                    return;
+                }
                 let context = Context {
                     ports: ending.ports.clone(),
                     _one_receiver: PhantomData,
@@ -434,7 +445,8 @@ impl Pool {
                     Err(payload) => Err(RemoteError::Panicked(payload)),
                 });
             }),
-        });
+        };
+        self.place(worker, job);
         Ractor { ports, outcome, id }
     }
 }

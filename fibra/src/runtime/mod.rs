@@ -196,6 +196,7 @@ pub use dump::{
 };
 pub(crate) use dump::{DescribeRactors, RawRactor};
 pub use dump_signal::dump_on_signal;
+pub(crate) use join::spawn_detached;
 pub use join::{JoinError, JoinHandle, spawn};
 pub use remote::Unparker;
 pub use scheduler::Cancelled;
