@@ -4,14 +4,17 @@
 %% Usage: erl -noshell +P 2097152 -pa DIR -run scale main <N> <LIMIT_S>
 %% Creates N processes, each blocked in `receive` (stopping early if creating
 %% takes more than LIMIT_S seconds, or at the first refusal), waits until
-%% every one is waiting (each bumps a shared counter first), sends each its
-%% number, and collects every reply (the number plus one) in the first
-%% process's mailbox. The VM keeps its default scheduler count (one per core),
+%% every one is waiting (each bumps a shared counter first) and the memory has
+%% settled, sends each its number, and collects every reply (the number plus
+%% one) in the first process's mailbox. The VM keeps its default scheduler count (one per core),
 %% as Go keeps GOMAXPROCS; `+P` lifts the default limit of 1,048,576
 %% processes for the --full size.
 %% Prints one line: "n=<N> created=<int> ns=<int> rss_before_kb=<int>
-%% peak_kb=<int>": the monotonic wall time of all of it, VmRSS before the
-%% first process, and VmHWM (peak RSS) at the end, from /proc/self/status.
+%% idle_kb=<int> peak_kb=<int>": the monotonic wall time of all of it but the
+%% settle, VmRSS before the first process, VmRSS with all waiting once settled
+%% (read every 10 ms until 10 reads in a row find no new low, at most 5 s: the
+%% same in every ractor-scale program), and VmHWM (peak RSS) at the end, from
+%% /proc/self/status.
 -module(scale).
 -export([main/1]).
 
@@ -35,19 +38,22 @@ main([NArg, LimitArg]) ->
     Self = self(),
     Pids = create(N, 0, T0, Limit, Waiting, Self, []),
     Created = length(Pids),
-    %% Every process alive and waiting: the memory that is measured.
     wait_for(Waiting, Created),
+    %% Every process alive and waiting: the idle figure, off the clock.
+    Creating = erlang:monotonic_time(nanosecond) - T0,
+    Idle = settled_kb(),
+    T1 = erlang:monotonic_time(nanosecond),
     lists:foldl(fun(Pid, I) -> Pid ! I, I + 1 end, 0, Pids),
     Sum = collect(Created, 0),
-    Elapsed = erlang:monotonic_time(nanosecond) - T0,
+    Elapsed = Creating + erlang:monotonic_time(nanosecond) - T1,
     case Sum =:= Created * (Created + 1) div 2 of
         true -> ok;
         false ->
             io:format(standard_error, "the replies add up to ~b~n", [Sum]),
             halt(1)
     end,
-    io:format("n=~b created=~b ns=~b rss_before_kb=~b peak_kb=~b~n",
-              [N, Created, Elapsed, Before, status_kb("VmHWM")]),
+    io:format("n=~b created=~b ns=~b rss_before_kb=~b idle_kb=~b peak_kb=~b~n",
+              [N, Created, Elapsed, Before, Idle, status_kb("VmHWM")]),
     halt(0);
 main(_) ->
     usage().
@@ -91,6 +97,25 @@ collect(0, Sum) ->
 collect(Left, Sum) ->
     receive
         {reply, R} -> collect(Left - 1, Sum + R)
+    end.
+
+%% VmRSS once it has stopped falling: read every 10 ms until 10 reads in a
+%% row find no new low (at most 5 s), the last read.
+settled_kb() ->
+    Start = erlang:monotonic_time(millisecond),
+    Rss = status_kb("VmRSS"),
+    settle(Start, Rss, Rss, 0).
+
+settle(Start, Last, Low, Steady) ->
+    case Steady < 10 andalso erlang:monotonic_time(millisecond) - Start < 5000 of
+        false ->
+            Last;
+        true ->
+            timer:sleep(10),
+            case status_kb("VmRSS") of
+                Rss when Rss < Low -> settle(Start, Rss, Rss, 0);
+                Rss -> settle(Start, Rss, Low, Steady + 1)
+            end
     end.
 
 %% A "kB" field of /proc/self/status, e.g. VmHWM.

@@ -373,10 +373,11 @@ impl<I, Y, R> Fiber<I, Y, R> {
         top - self.stack.size()..top
     }
 
-    /// Moves the used part of this fiber's stack (its saved stack pointer to
-    /// its top) to the heap and gives the stack's pages back, if the fiber is
-    /// suspended in `suspend`; `None` (and nothing done) in any other state.
-    /// Dropping the [`Compacted`] puts the bytes back.
+    /// Copies the used part of this fiber's stack (its saved stack pointer to
+    /// its top) to the heap, if the fiber is suspended in `suspend`; `None`
+    /// (and nothing done) in any other state. Adding the [`Compacted`] to a
+    /// [`GiveBack`] gives the stack's pages back; dropping it puts the bytes
+    /// back.
     ///
     /// # Safety
     ///
@@ -387,6 +388,7 @@ impl<I, Y, R> Fiber<I, Y, R> {
     /// value.
     ///
     /// [`Compacted`]: crate::stack::Compacted
+    /// [`GiveBack`]: crate::stack::GiveBack
     pub(crate) unsafe fn compact(&self) -> Option<crate::stack::Compacted> {
         if self.header().state() != State::Yielded {
             return None;

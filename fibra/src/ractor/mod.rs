@@ -186,16 +186,73 @@
 //!
 //! A Ractor whose body has started and waits (in `receive`, say) holds one
 //! touched page of its stack — 4 KiB on x86_64, the least a stack with a
-//! guard page below it can touch — and about 900 bytes of heap: its ports
-//! (the mailbox's two cache lines, the outbox), its outcome, its green
-//! thread's entry and fiber, and the mailbox's stub node. A goroutine costs
-//! about 2.8 KiB because Go starts stacks at 2 KiB and moves them as they grow
-//! (its collector knows every pointer into a stack); a Rust stack cannot
-//! move while anything points into it, and copying stacks in and out of a
-//! shared one would break pinned futures and scoped threads that point into
-//! a parked Ractor's stack (see the `# Soundness` docs of the crate). So the
-//! page is fibra's floor per started Ractor; a Ractor that has not started
-//! yet holds no stack at all (green threads take theirs when they first run).
+//! guard page below it can touch — and about 760 bytes of heap. Measured
+//! with `fibra-bench ractor-scale` (100,000 Ractors, x86_64, release build,
+//! its idle figure: resident memory with all of them waiting, settled):
+//! 4,859 B each. The heap, with `std::mem::size_of` and what glibc's
+//! allocator rounds it to:
+//!
+//! | what | size | heap per Ractor |
+//! |---|---|---|
+//! | ports (`Arc`): the mailbox's two cache lines (128 B), the outbox (120 B), 64-byte aligned | 256 B | ~370 B (aligned block and header) |
+//! | the mailbox's stub node | 16 B | 32 B |
+//! | outcome (`Arc<Mutex<…>>`: finished, value, joiners) | 88 B | 112 B |
+//! | green thread: its entry in the task slab | 56 B | 64 B, ~84 B with the slab's spare capacity |
+//! | green thread: its fiber (`Rc<Fiber>`) | 32 B | 48 B |
+//! | the worker's census entry (for dumps) | 48 B | ~63 B with spare capacity |
+//! | run-queue capacity kept from the burst of starts | 16 B | ~21 B |
+//!
+//! What the body's closure captures, and the `Context`, live on its stack.
+//! Starting a Ractor once took three more boxes and a join handle's shared
+//! slot (80 B that stayed until the body ended): its creator now makes one
+//! box, the green thread's whole code, which the worker spawns as it is
+//! (no `JoinHandle`; a body that gets no stack ends its Ractor with the
+//! reason as a [`RemoteError::Panicked`]). That took the idle figure from
+//! 4,994 B to 4,859 B.
+//!
+//! A goroutine costs about 2.8 KiB (Go starts stacks at 2 KiB and moves them
+//! as they grow; its collector knows every pointer into a stack), an Erlang
+//! process about 2.7 KiB. A Rust stack cannot move while anything points
+//! into it, so the page is fibra's floor per started Ractor unless its
+//! stack is compacted: a pool whose runtimes compact parked green threads
+//! ([`Pool::with_runtime`] with
+//! [`Builder::compact_parked_after`](crate::runtime::Builder::compact_parked_after),
+//! `unsafe` because only the program can promise that no other OS thread
+//! uses a parked thread's stack) keeps the used bytes of each waiting
+//! body's stack on the heap and gives its page back: 1,452 B per idle
+//! Ractor in the same run (0.51× a goroutine). A Ractor that has not
+//! started yet holds no stack at all (green threads take theirs when they
+//! first run).
+//!
+//! **Where creating one goes** (creating, messaging and joining 100,000;
+//! `perf record`, `strace -c -f`): no system call per Ractor — stacks are
+//! carved from reservations that double up to 1 GiB (74 `mmap`s), their
+//! guard pages installed 256 to a `process_madvise`, and freed stacks go
+//! back to a per-thread pool (about 150 more `process_madvise`s when more
+//! than 4,096 are free, to give the coldest back); the other calls are
+//! glibc growing its heaps (`brk`, and `mprotect` for the workers' arenas,
+//! ~1,200) and the main thread's waits. Ractor::new makes three
+//! allocations (ports, stub, outcome) and one box, takes the chosen
+//! worker's inbox lock and pushes the job; the worker's dispatching green
+//! thread takes all queued jobs at once and spawns each (a slab entry, a
+//! run-queue push): the detour through it costs a switch and a wake per
+//! batch of jobs, not per Ractor, while the creator outpaces the worker
+//! (100,000 Ractors: from 400 to 23,000 `futex` calls a run, most of them
+//! the creator's joins waiting for a worker). The time then goes to the kernel (`perf record` of
+//! one run, share of its samples): the first touch of each stack's page is
+//! a page fault that allocates and zeroes it, ~37 % — the cost a goroutine
+//! pays for every two of its 2 KiB stacks; the batched `process_madvise`s,
+//! ~21 %: installing guards (a page-table walk each, ~6 %) and giving back
+//! the stacks freed as the Ractors end, beyond the 4,096 the pool keeps warm
+//! (zapping their pages and freeing them, ~11 %); the allocator ~5–13 %
+//! (blocks made on the creating thread are freed on the workers); the
+//! scheduler, the switch and the mailbox a few percent each. Under
+//! callgrind (10,000 Ractors, where `process_madvise` is refused and each
+//! guard is a `madvise` of its own) the child went from 7,700 to 4,700
+//! instructions a Ractor with the changes above, 9 to 6 `malloc`s.
+//! Compacting adds a copy of the used stack (several hundred bytes) each
+//! way, a second page fault on restore (inside the copy back), and a share
+//! of one `process_madvise` per 1,024 compacted stacks.
 //!
 //! # Ruby names
 //!
@@ -231,6 +288,7 @@ use crate::runtime::waiter;
 use mailbox::Mailbox;
 use outbox::Outbox;
 use std::fmt;
+use std::io;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -444,9 +502,19 @@ impl Pool {
             ports: Arc::downgrade(&ports) as Weak<dyn census::Queue>,
             outcome: Arc::downgrade(&outcome) as Weak<dyn census::Progress>,
         };
-        self.place(pool::Job {
+        let placed = self.claim();
+        let worker = placed.worker();
+        let job = pool::Job {
             ractor,
-            body: Box::new(move || {
+            body: Box::new(move |started: io::Result<()>| {
+                // Counted on its worker until it ends, however it ends.
+                let _placed = placed;
+                if let Err(err) = started {
+                    let why = format!("fibra: the Ractor could not start: {err}");
+                    eprintln!("{why}");
+                    ending.finish(Err(RemoteError::Panicked(Box::new(why))));
+                    return;
+                }
                 let context = Context {
                     ports: ending.ports.clone(),
                     _one_receiver: PhantomData,
@@ -458,7 +526,8 @@ impl Pool {
                     Err(payload) => Err(RemoteError::Panicked(payload)),
                 });
             }),
-        });
+        };
+        self.place(worker, job);
         Ractor { ports, outcome, id }
     }
 }

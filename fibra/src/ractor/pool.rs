@@ -6,16 +6,19 @@
 use super::census::{self, Entry};
 use crate::runtime::{self, RawRactor, Unparker};
 use std::cell::RefCell;
+use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread;
 
 /// Work handed to a worker: a Ractor's body, to start as a green thread
-/// there, and what a dump reads of the Ractor.
+/// there, and what a dump reads of the Ractor. The body is the green
+/// thread's whole code, told whether the thread got a stack (see
+/// `runtime::spawn_detached`): one box per Ractor, made by its creator.
 pub(super) struct Job {
     pub(super) ractor: Entry,
-    pub(super) body: Box<dyn FnOnce() + Send>,
+    pub(super) body: Box<dyn FnOnce(io::Result<()>) + Send>,
 }
 
 /// A set of worker OS threads that run Ractors (one per core by default).
@@ -110,9 +113,10 @@ impl Pool {
         self.workers.len()
     }
 
-    /// Places `job` on the least loaded worker, where it runs as a green thread
-    /// of its own.
-    pub(super) fn place(&self, job: Job) {
+    /// Picks the least loaded worker for a new Ractor and counts it there
+    /// until the returned claim is dropped (by the Ractor's job, however it
+    /// ends).
+    pub(super) fn claim(&self) -> Placed {
         let (index, worker) = self
             .workers
             .iter()
@@ -120,18 +124,20 @@ impl Pool {
             .min_by_key(|(_, w)| w.load.load(Ordering::Relaxed))
             .expect("a pool has at least one worker");
         worker.load.fetch_add(1, Ordering::Relaxed);
-        let workers = self.workers.clone();
-        let body = job.body;
-        let job = Job {
-            ractor: job.ractor,
-            body: Box::new(move || {
-                // Released however the job ends (it may unwind when cancelled).
-                let _placed = Placed(&workers[index]);
-                body();
-            }),
-        };
+        Placed {
+            workers: self.workers.clone(),
+            index,
+        }
+    }
+
+    /// Hands `job` to `worker` (a [`Placed::worker`]), where it runs as a
+    /// green thread of its own.
+    pub(super) fn place(&self, worker: usize, job: Job) {
         let waiting = {
-            let mut inbox = worker.inbox.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut inbox = self.workers[worker]
+                .inbox
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             inbox.jobs.push(job);
             inbox.waiting.take()
         };
@@ -156,12 +162,25 @@ impl Worker {
     }
 }
 
-/// A job's claim on its worker's load, released when the job ends.
-struct Placed<'a>(&'a Worker);
+/// A Ractor's claim on its worker's load, released when its job ends (or is
+/// dropped unstarted).
+pub(super) struct Placed {
+    workers: Arc<[Worker]>,
+    index: usize,
+}
 
-impl Drop for Placed<'_> {
+impl Placed {
+    /// The index of the worker it counts against.
+    pub(super) fn worker(&self) -> usize {
+        self.index
+    }
+}
+
+impl Drop for Placed {
     fn drop(&mut self) {
-        self.0.load.fetch_sub(1, Ordering::Relaxed);
+        self.workers[self.index]
+            .load
+            .fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -193,9 +212,11 @@ fn dispatch(workers: Arc<[Worker]>, index: usize) {
             runtime::park();
         }
         for Job { ractor, body } in jobs {
-            // A spawn that fails (no stack could be had) drops the job, which
-            // ends its Ractor as cancelled; the dispatcher itself goes on.
-            if let Ok(thread) = panic::catch_unwind(AssertUnwindSafe(|| runtime::spawn(body).id()))
+            // A spawn that panics drops the job, which ends its Ractor as
+            // cancelled; the dispatcher itself goes on. (One that gets no
+            // stack when it first runs is told so by its body's argument.)
+            if let Ok(thread) =
+                panic::catch_unwind(AssertUnwindSafe(|| runtime::spawn_detached(body)))
             {
                 census::list(ractor, thread);
             }

@@ -2,7 +2,7 @@
 //! `Thread#join` and `Thread#value`).
 
 use super::scheduler::{self, Cancelled, Scheduler};
-use super::task::{Options, TaskId};
+use super::task::{Body, Options, TaskId};
 use super::wait::WaitReason;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -39,6 +39,20 @@ where
     T: 'static,
 {
     spawn_with(&scheduler::current(), f, None)
+}
+
+/// Starts a green thread that runs `body` on this runtime's OS thread, with
+/// no [`JoinHandle`]: `body` is told whether the thread got a stack (see
+/// [`Body`]) and reports its own outcome. Returns the thread's
+/// [`Thread::id`](super::Thread::id). For the Ractor pool, whose jobs end
+/// their Ractors themselves: it saves a spawn the handle's shared slot and a
+/// box around the body.
+///
+/// # Panics
+///
+/// Outside a runtime.
+pub(crate) fn spawn_detached(body: Body) -> u64 {
+    scheduler::current().spawn(body, None).serial
 }
 
 /// [`spawn`] on `scheduler`, with what a [`ThreadBuilder`](super::ThreadBuilder)
@@ -130,11 +144,6 @@ impl<T> JoinHandle<T> {
     /// thread that calls it).
     pub(crate) fn notify_on_finish(&self, task: TaskId) {
         self.slot.joiner.set(Some(task));
-    }
-
-    /// The thread's [`Thread::id`](super::Thread::id).
-    pub(crate) fn id(&self) -> u64 {
-        self.task.serial
     }
 
     /// Whether the thread has finished (returned, panicked or been cancelled).

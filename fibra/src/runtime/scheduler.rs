@@ -29,7 +29,7 @@ use super::timers::Timers;
 use super::wait::WaitReason;
 use crate::Fiber;
 use crate::fiber::Step;
-use crate::stack::Stack;
+use crate::stack::{GiveBack, Stack};
 use slab::Slab;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
@@ -549,6 +549,9 @@ impl Scheduler {
     fn compact_cold(&self, now: Instant, after: Duration) {
         let mut cold = self.cold.borrow_mut();
         let mut tasks = self.tasks.borrow_mut();
+        // Declared after `tasks`, so dropped (and flushed) before it: no
+        // compacted thread can be restored before its pages are given back.
+        let mut given_back = GiveBack::default();
         while let Some(&(task, since)) = cold.front() {
             if now.saturating_duration_since(since) < after {
                 break;
@@ -586,6 +589,12 @@ impl Scheduler {
                 // `block_on`'s parks are never queued here.
                 // SAFETY: so the fiber is suspended and kept off, as above.
                 entry.compacted = unsafe { fiber.compact() };
+                if let Some(compacted) = &entry.compacted {
+                    // SAFETY: `given_back` is flushed when this sweep ends,
+                    // while `tasks` is still borrowed here: nothing can drop
+                    // (restore) a `Compacted` before.
+                    unsafe { given_back.add(compacted) };
+                }
             }
         }
     }

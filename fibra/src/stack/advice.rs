@@ -70,6 +70,20 @@ pub(super) unsafe fn advise_all(ranges: &[libc::iovec], advice: libc::c_int) -> 
     unsafe { process_madvise(ranges, advice) }
 }
 
+/// Whether [`advise_all`] may do many ranges in one system call here: false
+/// where there is no such call (macOS) and once the kernel has refused it, so
+/// that callers do not gather ranges only to advise them one by one.
+#[cfg(target_os = "linux")]
+pub(super) fn batches() -> bool {
+    !BATCH_UNSUPPORTED.load(Ordering::Relaxed)
+}
+
+/// macOS has no `process_madvise`: never in batches.
+#[cfg(not(target_os = "linux"))]
+pub(super) fn batches() -> bool {
+    false
+}
+
 /// `process_madvise` on this process; false if the kernel refuses it.
 ///
 /// # Safety

@@ -121,19 +121,23 @@ impl Chunk {
 
     /// Installs the guard pages of the next slots: up to [`GUARD_BATCH`] of them
     /// in one `process_madvise` call where the kernel allows it, else the next
-    /// one alone.
+    /// one alone (without gathering the batch's ranges first: that would cost
+    /// every stack a list of [`GUARD_BATCH`]).
     fn guard_next_slots(&mut self) -> io::Result<()> {
         let page = page_size();
-        let count = (self.slots - self.guarded).min(GUARD_BATCH);
-        let guards: Vec<libc::iovec> = (self.guarded..self.guarded + count)
-            .map(|i| advice::range(self.base.as_ptr().wrapping_add(i * self.slot), page))
-            .collect();
-        // SAFETY: the ranges are the guard pages of slots not carved yet.
-        if advice::guards_fault() && unsafe { advice::advise_all(&guards, MADV_GUARD_INSTALL) } {
-            self.guarded += count;
-            return Ok(());
+        let guard = |i: usize| self.base.as_ptr().wrapping_add(i * self.slot);
+        if advice::guards_fault() && advice::batches() {
+            let count = (self.slots - self.guarded).min(GUARD_BATCH);
+            let guards: Vec<libc::iovec> = (self.guarded..self.guarded + count)
+                .map(|i| advice::range(guard(i), page))
+                .collect();
+            // SAFETY: the ranges are the guard pages of slots not carved yet.
+            if unsafe { advice::advise_all(&guards, MADV_GUARD_INSTALL) } {
+                self.guarded += count;
+                return Ok(());
+            }
         }
-        install_guard(guards[0].iov_base.cast(), page)?;
+        install_guard(guard(self.guarded), page)?;
         self.guarded += 1;
         Ok(())
     }

@@ -42,7 +42,7 @@ mod overflow;
 mod pool;
 mod valgrind;
 
-pub(crate) use compact::Compacted;
+pub(crate) use compact::{Compacted, GiveBack};
 
 use std::io;
 use std::ptr::NonNull;

@@ -4,11 +4,14 @@
 // Usage: OUT <N> <LIMIT_S>
 // Creates N goroutines, each blocked on a channel of its own (stopping early
 // if creating takes more than LIMIT_S seconds), waits until every one has
-// started, sends each its number, and collects every reply (the number plus
-// one) from one shared channel. GOMAXPROCS is left at the number of cores.
-// Prints one line: "n=<N> created=<int> ns=<int> rss_before_kb=<int>
-// peak_kb=<int>": the monotonic wall time of all of it, VmRSS before the
-// first goroutine, and VmHWM (peak RSS) at the end, from /proc/self/status.
+// started and the memory has settled, sends each its number, and collects
+// every reply (the number plus one) from one shared channel. GOMAXPROCS is
+// left at the number of cores. Prints one line: "n=<N> created=<int> ns=<int>
+// rss_before_kb=<int> idle_kb=<int> peak_kb=<int>": the monotonic wall time of
+// all of it but the settle, VmRSS before the first goroutine, VmRSS with all
+// waiting once settled (read every 10 ms until 10 reads in a row find no new
+// low, at most 5 s: the same in every ractor-scale program), and VmHWM (peak
+// RSS) at the end, from /proc/self/status.
 package main
 
 import (
@@ -51,6 +54,24 @@ func statusKB(key string) int {
 	panic("no " + key + " in /proc/self/status")
 }
 
+// settledKB is VmRSS once it has stopped falling: read every 10 ms until 10
+// reads in a row find no new low (at most 5 s), the last read.
+func settledKB() int {
+	start := time.Now()
+	last := statusKB("VmRSS")
+	low, steady := last, 0
+	for steady < 10 && time.Since(start) < 5*time.Second {
+		time.Sleep(10 * time.Millisecond)
+		last = statusKB("VmRSS")
+		if last < low {
+			low, steady = last, 0
+		} else {
+			steady++
+		}
+	}
+	return last
+}
+
 func main() {
 	if len(os.Args) != 3 {
 		usage()
@@ -78,8 +99,11 @@ func main() {
 			replies <- <-ch + 1
 		}()
 	}
-	// Every goroutine alive and waiting: the memory that is measured.
 	waiting.Wait()
+	// Every goroutine alive and waiting: the idle figure, off the clock.
+	creating := time.Since(t0)
+	idle := settledKB()
+	messaging := time.Now()
 	for i, ch := range chans {
 		ch <- i
 	}
@@ -87,12 +111,12 @@ func main() {
 	for range chans {
 		sum += <-replies
 	}
-	elapsed := time.Since(t0)
+	elapsed := creating + time.Since(messaging)
 	created := len(chans)
 	if sum != created*(created+1)/2 {
 		fmt.Fprintf(os.Stderr, "the replies add up to %d\n", sum)
 		os.Exit(1)
 	}
-	fmt.Printf("n=%d created=%d ns=%d rss_before_kb=%d peak_kb=%d\n",
-		n, created, elapsed.Nanoseconds(), before, statusKB("VmHWM"))
+	fmt.Printf("n=%d created=%d ns=%d rss_before_kb=%d idle_kb=%d peak_kb=%d\n",
+		n, created, elapsed.Nanoseconds(), before, idle, statusKB("VmHWM"))
 }

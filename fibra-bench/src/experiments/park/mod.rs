@@ -544,6 +544,7 @@ mod tests {
             ns: us_each * 1000 * created,
             rss_before_kb: 0,
             rss_kb: kb,
+            idle_kb: None,
         }))
     }
 

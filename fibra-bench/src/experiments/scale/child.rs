@@ -1,12 +1,13 @@
 //! The ractor-scale program on fibra, run as `fibra-bench --child ractor-scale
 //! <N> <LIMIT_S> [compacted]` so that its memory is fibra's alone: creates N
-//! Ractors that each wait for one message, waits until every one is waiting,
-//! sends each its number, and joins them all (each returns its number plus
-//! one). Prints the protocol line of peers/README.md. The Ractors run on the
+//! Ractors that each wait for one message, waits until every one is waiting
+//! and the memory has settled ([`settled_rss_kb`]: the idle figure), sends
+//! each its number, and joins them all (each returns its number plus one).
+//! Prints the protocol line of peers/README.md. The Ractors run on the
 //! process-wide pool, or with `compacted` on a pool of as many workers whose
 //! runtimes compact every parked green thread.
 
-use super::{parse_args, status_kb};
+use super::{parse_args, settled_rss_kb, status_kb};
 use fibra::ractor::{Context, Pool, Ractor, make_shareable};
 use fibra::runtime::Builder;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -85,10 +86,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
         }));
     }
     let created = ractors.len();
-    // Every Ractor alive and waiting: the memory that is measured.
     while waiting.load(Ordering::Acquire) < created {
         std::thread::sleep(Duration::from_micros(50));
     }
+    // Every Ractor alive and waiting: the idle figure, off the clock.
+    let creating = start.elapsed();
+    let idle = settled_rss_kb()?;
+    let messaging = Instant::now();
     for (i, ractor) in (0u64..).zip(&ractors) {
         ractor
             .send(i)
@@ -98,13 +102,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
     for ractor in ractors {
         sum += ractor.join().map_err(|e| e.to_string())?;
     }
-    let elapsed = start.elapsed();
+    let elapsed = creating + messaging.elapsed();
     let created = created as u64;
     if sum != created * (created + 1) / 2 {
         return Err(format!("the replies add up to {sum}"));
     }
     println!(
-        "n={n} created={created} ns={} rss_before_kb={before} peak_kb={}",
+        "n={n} created={created} ns={} rss_before_kb={before} idle_kb={idle} peak_kb={}",
         elapsed.as_nanos(),
         status_kb("VmHWM")?
     );

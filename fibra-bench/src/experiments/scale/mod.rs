@@ -1,9 +1,13 @@
 //! Ractor scale (EXPERIMENTS.md, "Scale"; the issue "Ractors"): create N
 //! Ractors that each wait for one message, send each one message, collect all
 //! replies. Each runtime runs in a process of its own (fibra as fibra-bench's
-//! child), which reports the time and its peak resident memory beyond what it
-//! held before the first Ractor, so that the bench's own memory is not
-//! counted. Erlang's processes, the actor runtime Ractors are most often
+//! child), which reports the time and two figures of its resident memory
+//! beyond what it held before the first Ractor (so that the bench's own
+//! memory is not counted): *idle*, with all N alive and waiting once the
+//! memory has settled (see [`settled_rss_kb`]), and the *peak* of the whole
+//! run, which may lie elsewhere — while the Ractors are created faster than
+//! a runtime that compacts them catches up, or while the replies are
+//! collected. Erlang's processes, the actor runtime Ractors are most often
 //! compared with, stand beside Go's goroutines. Ruby gives every Ractor an OS
 //! thread and is expected to stop long before N: it reports how far it got,
 //! and why. fibra runs twice: on the process-wide pool, and on a pool whose
@@ -36,6 +40,10 @@ pub const EXPERIMENT: Experiment = Experiment {
     charts: &[
         Chart {
             variant: "",
+            metrics: &["idle_rss_bytes_per_unit"],
+        },
+        Chart {
+            variant: "",
             metrics: &["peak_rss_bytes_per_unit"],
         },
         Chart {
@@ -62,20 +70,35 @@ pub struct Scale {
     /// Asked for, and created before an error or the time limit stopped it.
     pub n: u64,
     pub created: u64,
-    /// ractor-scale: creating, messaging and collecting them all; park-scale:
-    /// creating them until every one is parked.
+    /// ractor-scale: creating, messaging and collecting them all (not the
+    /// settle before the idle figure); park-scale: creating them until every
+    /// one is parked.
     pub ns: u64,
     /// Resident memory before the first one, and the figure the experiment
     /// measures: ractor-scale the process's peak, park-scale its resident
     /// memory with every unit parked.
     pub rss_before_kb: u64,
     pub rss_kb: u64,
+    /// ractor-scale: resident memory with every unit alive and waiting, once
+    /// it has settled (`idle_kb`); `None` for a line without it (park-scale's).
+    pub idle_kb: Option<u64>,
 }
 
 impl Scale {
     /// Resident bytes per unit created, beyond the baseline.
     pub fn bytes_each(self) -> f64 {
-        self.rss_kb.saturating_sub(self.rss_before_kb) as f64 * 1024.0 / self.created.max(1) as f64
+        per_unit(self.rss_kb, self)
+    }
+
+    /// Resident bytes per idle unit, beyond the baseline, if measured.
+    pub fn idle_bytes_each(self) -> Option<f64> {
+        self.idle_kb.map(|kb| per_unit(kb, self))
+    }
+
+    /// The figure an idle unit is judged by: its settled memory where the
+    /// program measured it, else the peak's.
+    pub fn judged_bytes_each(self) -> f64 {
+        self.idle_bytes_each().unwrap_or(self.bytes_each())
     }
 
     pub fn us_each(self) -> f64 {
@@ -85,6 +108,11 @@ impl Scale {
     pub fn complete(self) -> bool {
         self.created == self.n
     }
+}
+
+/// `kb` beyond `s`'s baseline, in bytes per unit `s` created.
+fn per_unit(kb: u64, s: Scale) -> f64 {
+    kb.saturating_sub(s.rss_before_kb) as f64 * 1024.0 / s.created.max(1) as f64
 }
 
 impl Best for Scale {
@@ -100,16 +128,20 @@ impl Best for Scale {
 }
 
 impl Scale {
-    /// This run with its time and its memory beyond the baseline each
-    /// chosen by `choose` from this run's and `other`'s.
+    /// This run with its time and its memory beyond the baseline (each
+    /// figure of it) chosen by `choose` from this run's and `other`'s.
     fn pick(self, other: Scale, choose: fn(u64, u64) -> u64) -> Scale {
+        let beyond = |kb: u64, s: Scale| kb.saturating_sub(s.rss_before_kb);
         Scale {
             ns: choose(self.ns, other.ns),
             rss_kb: self.rss_before_kb
-                + choose(
-                    self.rss_kb - self.rss_before_kb,
-                    other.rss_kb.saturating_sub(other.rss_before_kb),
-                ),
+                + choose(beyond(self.rss_kb, self), beyond(other.rss_kb, other)),
+            idle_kb: match (self.idle_kb, other.idle_kb) {
+                (Some(a), Some(b)) => {
+                    Some(self.rss_before_kb + choose(beyond(a, self), beyond(b, other)))
+                }
+                _ => None,
+            },
             ..self
         }
     }
@@ -251,17 +283,27 @@ pub fn measure(
     (outcome, None)
 }
 
-/// Parses `n=<int> created=<int> ns=<int> rss_before_kb=<int> <memory>=<int>`,
-/// which must be for `n`.
+/// Parses `n=<int> created=<int> ns=<int> rss_before_kb=<int>
+/// [idle_kb=<int>] <memory>=<int>`, which must be for `n`: ractor-scale's
+/// programs print `idle_kb`, park-scale's do not, and a line without it is
+/// taken with no idle figure.
 pub fn parse(stdout: &str, n: u64, memory: &str) -> Result<Scale, String> {
-    let keys = ["n", "created", "ns", "rss_before_kb", memory];
-    let f = parse_line(stdout, &keys).map_err(|e| e.to_string())?;
+    let keys = ["n", "created", "ns", "rss_before_kb", IDLE_KB, memory];
+    let (idle_kb, f) = match parse_line(stdout, &keys) {
+        Ok(f) => (Some(f[4]), f),
+        Err(with_idle) => {
+            let without: Vec<&str> = keys.into_iter().filter(|&k| k != IDLE_KB).collect();
+            let f = parse_line(stdout, &without).map_err(|_| with_idle.to_string())?;
+            (None, f)
+        }
+    };
     let s = Scale {
         n: f[0],
         created: f[1],
         ns: f[2],
         rss_before_kb: f[3],
-        rss_kb: f[4],
+        rss_kb: f[f.len() - 1],
+        idle_kb,
     };
     match s {
         Scale { n: asked, .. } if asked != n => Err(format!("ran N = {asked}, not {n}")),
@@ -274,8 +316,47 @@ pub fn parse(stdout: &str, n: u64, memory: &str) -> Result<Scale, String> {
         } if rss_kb < rss_before_kb => Err(format!(
             "{memory} {rss_kb} kB below the baseline {rss_before_kb} kB"
         )),
+        Scale {
+            rss_before_kb,
+            idle_kb: Some(idle),
+            ..
+        } if idle < rss_before_kb => Err(format!(
+            "{IDLE_KB} {idle} kB below the baseline {rss_before_kb} kB"
+        )),
         s => Ok(s),
     }
+}
+
+/// The key of the settled figure in ractor-scale's line.
+const IDLE_KB: &str = "idle_kb";
+
+/// How often [`settled_rss_kb`] reads the resident memory, how many reads in
+/// a row that find no new low end it, and the most it waits.
+pub const SETTLE_EVERY: Duration = Duration::from_millis(10);
+pub const SETTLE_STEADY: u32 = 10;
+pub const SETTLE_MAX: Duration = Duration::from_secs(5);
+
+/// This process's resident memory (`VmRSS`, kB) once it has stopped falling:
+/// read every [`SETTLE_EVERY`] until [`SETTLE_STEADY`] reads in a row find no
+/// new low (or [`SETTLE_MAX`] has passed), the last read. Every ractor-scale
+/// program (Go's, Erlang's, Ruby's too: peers/README.md) settles the same way
+/// before it reads its idle figure, so that memory a runtime gives back a
+/// little after its units wait — compacted stacks, a collector's sweep —
+/// counts as given back, for all of them alike.
+pub fn settled_rss_kb() -> Result<u64, String> {
+    let start = std::time::Instant::now();
+    let mut last = status_kb("VmRSS")?;
+    let (mut low, mut steady) = (last, 0);
+    while steady < SETTLE_STEADY && start.elapsed() < SETTLE_MAX {
+        std::thread::sleep(SETTLE_EVERY);
+        last = status_kb("VmRSS")?;
+        if last < low {
+            (low, steady) = (last, 0);
+        } else {
+            steady += 1;
+        }
+    }
+    Ok(last)
 }
 
 /// Bytes, in the unit that keeps them short.
@@ -289,8 +370,9 @@ pub fn bytes(b: f64) -> String {
     }
 }
 
-/// Whether each of fibra's rows' memory per Ractor, and its time, are at
-/// most Go's per goroutine.
+/// Whether each of fibra's rows' memory per idle Ractor (settled, see
+/// [`Scale::judged_bytes_each`]), and its time, are at most Go's per
+/// goroutine.
 fn verdict(results: &[(&str, Outcome<Runs<Scale>>)]) -> String {
     let head = "target: fibra memory and time per idle Ractor ≤ go's per goroutine";
     let complete = |name| {
@@ -305,7 +387,7 @@ fn verdict(results: &[(&str, Outcome<Runs<Scale>>)]) -> String {
         .iter()
         .map(|name| match complete(name) {
             Some(f) => {
-                let memory = f.bytes_each() / g.bytes_each().max(1.0);
+                let memory = f.judged_bytes_each() / g.judged_bytes_each().max(1.0);
                 let time = f.us_each() / g.us_each().max(f64::MIN_POSITIVE);
                 let word = if memory <= 1.0 && time <= 1.0 {
                     "met"
@@ -327,7 +409,11 @@ fn verdict(results: &[(&str, Outcome<Runs<Scale>>)]) -> String {
 fn table(n: u64, results: &[(&str, Outcome<Runs<Scale>>)], mut notes: Vec<String>) -> Table {
     let fibra = figure_of(results, FIBRA[0]).map(|r| r.best);
     let mut measured: Vec<(&str, Runs<Scale>)> = measured(results).map(|(n, r)| (n, *r)).collect();
-    measured.sort_by(|a, b| a.1.best.bytes_each().total_cmp(&b.1.best.bytes_each()));
+    measured.sort_by(|a, b| {
+        let judged = |r: &Runs<Scale>| r.best.judged_bytes_each();
+        judged(&a.1).total_cmp(&judged(&b.1))
+    });
+    let idle = |s: Scale| s.idle_bytes_each().map_or("-".into(), bytes);
     let mut rows: Vec<Row> = measured
         .into_iter()
         .map(|(name, runs)| {
@@ -341,22 +427,28 @@ fn table(n: u64, results: &[(&str, Outcome<Runs<Scale>>)], mut notes: Vec<String
                 },
                 format!("{:.3} s", s.ns as f64 / 1e9),
                 short(s.us_each()),
-                bytes(s.bytes_each() * s.created as f64),
+                idle(s),
                 bytes(s.bytes_each()),
                 fibra.map_or("-".into(), |f| {
-                    times(s.bytes_each() / f.bytes_each().max(1.0))
+                    times(s.judged_bytes_each() / f.judged_bytes_each().max(1.0))
                 }),
-                spread(runs.spread(|s| s.bytes_each())),
+                spread(runs.spread(|s| s.judged_bytes_each())),
             ])
         })
         .collect();
     rows.extend(unmeasured_rows(results));
-    notes.push(
-        "peak RSS Δ = the process's VmHWM − its VmRSS before the first unit (all N are alive \
-         and waiting at the peak); memory vs fibra = per unit ÷ fibra's (uncompacted)"
-            .into(),
-    );
-    notes.push(format!("{SPREAD_NOTE}, of the memory per unit"));
+    notes.push(format!(
+        "idle = VmRSS with all N alive and waiting, once settled (read every {} ms until {} reads \
+         in a row find no new low, at most {} s; the same in every program), peak = the \
+         process's VmHWM over the whole run, which may come while units are created or \
+         replies collected rather than while all wait; each minus VmRSS before the first \
+         unit, per unit; time = creating, messaging and collecting them all, without the \
+         settle; memory vs fibra = idle per unit ÷ fibra's (uncompacted)",
+        SETTLE_EVERY.as_millis(),
+        SETTLE_STEADY,
+        SETTLE_MAX.as_secs()
+    ));
+    notes.push(format!("{SPREAD_NOTE}, of the idle memory per unit"));
     notes.push(verdict(results));
     Table {
         title: format!(
@@ -369,8 +461,8 @@ fn table(n: u64, results: &[(&str, Outcome<Runs<Scale>>)], mut notes: Vec<String
             "created",
             "time",
             "µs each",
-            "peak RSS Δ",
-            "per unit",
+            "idle / unit",
+            "peak / unit",
             "memory vs fibra",
             "spread",
         ],
@@ -381,11 +473,15 @@ fn table(n: u64, results: &[(&str, Outcome<Runs<Scale>>)], mut notes: Vec<String
 
 fn records(n: u64, results: &[(&str, Outcome<Runs<Scale>>)]) -> Vec<Record> {
     record::of_measured(EXPERIMENT.name, &format!("n={n}"), results, |s| {
-        vec![
+        let mut metrics = vec![
             ("created", s.created as f64, "units"),
             ("time", s.ns as f64 / 1e9, "s"),
             ("peak_rss_bytes_per_unit", s.bytes_each(), "B"),
-        ]
+        ];
+        if let Some(idle) = s.idle_bytes_each() {
+            metrics.push(("idle_rss_bytes_per_unit", idle, "B"));
+        }
+        metrics
     })
 }
 
@@ -435,6 +531,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{}: {e}", runtime.name));
             let s = parse(&stdout, 100, "peak_kb").unwrap_or_else(|e| panic!("{e}"));
             assert!(s.complete(), "{}: {s:?}", runtime.name);
+            assert!(s.idle_kb.is_some(), "{}: no idle figure", runtime.name);
         }
     }
 
@@ -457,6 +554,44 @@ mod tests {
         assert!(parse("n=10 created=1 ns=1 rss_before_kb=3 peak_kb=2", 10).is_err());
         assert!(parse("n=10 created=1 ns=1", 10).is_err());
         assert!(parse("n=10 created=1 ns=1 rss_before_kb=1 rss_kb=2", 10).is_err());
+    }
+
+    /// The settled figure beside the peak; a line without it (an older
+    /// program's, park-scale's) is taken with none.
+    #[test]
+    fn parses_the_idle_figure() {
+        let line = "n=1000 created=1000 ns=5 rss_before_kb=2000 idle_kb=4000 peak_kb=6000\n";
+        let s = parse(line, 1000, "peak_kb").unwrap();
+        assert_eq!(s.idle_kb, Some(4000));
+        assert_eq!(s.idle_bytes_each(), Some(2048.0));
+        assert_eq!(s.bytes_each(), 4096.0);
+        assert_eq!(s.judged_bytes_each(), 2048.0);
+        let old = parse(
+            "n=1000 created=1000 ns=5 rss_before_kb=2000 peak_kb=6000",
+            1000,
+            "peak_kb",
+        );
+        let old = old.unwrap();
+        assert_eq!((old.idle_kb, old.judged_bytes_each()), (None, 4096.0));
+        let park = parse("n=1 created=1 ns=5 rss_before_kb=1 rss_kb=2", 1, "rss_kb").unwrap();
+        assert_eq!(park.idle_kb, None);
+        for bad in [
+            // Below the baseline.
+            "n=1 created=1 ns=5 rss_before_kb=3 idle_kb=2 peak_kb=4",
+            // Out of order, doubled, not a number.
+            "n=1 created=1 ns=5 idle_kb=2 rss_before_kb=1 peak_kb=4",
+            "n=1 created=1 ns=5 rss_before_kb=1 idle_kb=2 idle_kb=2 peak_kb=4",
+            "n=1 created=1 ns=5 rss_before_kb=1 idle_kb=x peak_kb=4",
+            "n=1 created=1 ns=5 rss_before_kb=1 idle_kb=2",
+        ] {
+            assert!(parse(bad, 1, "peak_kb").is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    /// The settle ends, and reads this process's memory.
+    #[test]
+    fn settles() {
+        assert!(settled_rss_kb().unwrap() > 0);
     }
 
     #[test]
@@ -485,11 +620,14 @@ mod tests {
             ns,
             rss_before_kb: before,
             rss_kb: peak,
+            idle_kb: Some(peak - 50),
         };
         let best = s(10, 100, 300).best(s(5, 200, 500));
         assert_eq!((best.ns, best.rss_kb - best.rss_before_kb), (5, 200));
+        assert_eq!(best.idle_kb.map(|kb| kb - best.rss_before_kb), Some(150));
         let worst = s(10, 100, 300).worst(s(5, 200, 500));
         assert_eq!((worst.ns, worst.rss_kb - worst.rss_before_kb), (10, 300));
+        assert_eq!(worst.idle_kb.map(|kb| kb - worst.rss_before_kb), Some(250));
         assert_eq!(
             s(5, 100, 250).best(s(10, 0, 200)).bytes_each(),
             150.0 * 1024.0
@@ -498,13 +636,16 @@ mod tests {
 
     #[test]
     fn verdicts() {
-        let s = |peak| {
+        // Judged by the idle figure where there is one: here a tenth of
+        // the peak's.
+        let s = |idle| {
             Outcome::Measured(Runs::one(Scale {
                 n: 10,
                 created: 10,
                 ns: 1,
                 rss_before_kb: 0,
-                rss_kb: peak,
+                rss_kb: idle * 10,
+                idle_kb: Some(idle),
             }))
         };
         assert_eq!(
