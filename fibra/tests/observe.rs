@@ -586,12 +586,25 @@ fn dump_until<T>(mut found: impl FnMut(&Dump) -> Option<T>) -> (Dump, T) {
     panic!("never found:\n{}", runtime::dump());
 }
 
+/// The Ractor dumps list every Ractor of the process, and group those alike:
+/// the tests that read one Ractor's line out of a dump take turns, so that
+/// another test's crowd of Ractors neither hides the line in a group nor
+/// shares its worker names.
+static RACTOR_DUMPS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn ractor_dumps_alone() -> std::sync::MutexGuard<'static, ()> {
+    RACTOR_DUMPS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn ractor_in(dump: &Dump, id: u64) -> Option<RactorDump> {
     dump.ractors.iter().find(|r| r.id == id).cloned()
 }
 
 #[test]
 fn a_dump_shows_a_ractors_worker_state_and_mailbox_depth() {
+    let _alone = ractor_dumps_alone();
     let pool = Pool::new(2);
     let backlog = pool.spawn(|cx: &Context<u32, ()>| {
         // Offers a value before it receives anything: its mail piles up.
@@ -652,6 +665,7 @@ fn a_dump_shows_a_ractors_worker_state_and_mailbox_depth() {
 
 #[test]
 fn a_dump_shows_a_ractor_parked_in_receive() {
+    let _alone = ractor_dumps_alone();
     let pool = Pool::new(1);
     let echo = pool.spawn(|cx: &Context<u32, u32>| {
         while let Ok(n) = cx.receive() {
@@ -690,6 +704,7 @@ fn a_dump_shows_a_ractor_parked_in_receive() {
 
 #[test]
 fn a_dump_of_1000_ractors_groups_them_by_worker_and_state() {
+    let _alone = ractor_dumps_alone();
     const N: usize = 1000;
     let pool = Pool::new(2);
     let ractors: Vec<Ractor<u32>> = (0..N)
