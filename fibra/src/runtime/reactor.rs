@@ -174,8 +174,10 @@ impl Reactor {
             Err(err) if err.kind() == io::ErrorKind::Interrupted => return Ok(()),
             Err(err) => return Err(err),
         }
+        // `wake` only queues a thread in the scheduler (it never reaches back
+        // into the reactor), so threads are woken as their events are read,
+        // with no list of them gathered first.
         let mut entries = self.entries.borrow_mut();
-        let mut to_wake = Vec::new();
         for event in events.iter() {
             if event.token() == WAKER_TOKEN {
                 continue;
@@ -202,13 +204,11 @@ impl Reactor {
                     entry.closed[direction as usize] |= closed[direction as usize];
                     if let Some(task) = entry.waiter[direction as usize].take() {
                         self.waiting.set(self.waiting.get() - 1);
-                        to_wake.push(task);
+                        wake(task);
                     }
                 }
             }
         }
-        drop(entries);
-        to_wake.into_iter().for_each(&mut wake);
         Ok(())
     }
 }
