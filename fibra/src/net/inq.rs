@@ -7,7 +7,8 @@
 //! buffer may have left bytes behind, and no new event would come for those.
 //! In a request–response exchange — a client that writes a request, then reads
 //! the reply into a buffer of exactly its size — that costs one `recv` per
-//! round trip that can only fail: a quarter of the echo's system calls (see
+//! round trip that can only fail: one of the five system calls of an echo
+//! round trip (see
 //! the reactor's docs for the figures).
 //!
 //! With the `TCP_INQ` socket option set, each `recvmsg` on a TCP socket
