@@ -8,8 +8,7 @@
 //! In a request–response exchange — a client that writes a request, then reads
 //! the reply into a buffer of exactly its size — that costs one `recv` per
 //! round trip that can only fail: one of the five system calls of an echo
-//! round trip (see
-//! the reactor's docs for the figures).
+//! round trip (see the reactor's docs for the figures).
 //!
 //! With the `TCP_INQ` socket option set, each `recvmsg` on a TCP socket
 //! carries a control message with the bytes still queued after it. When that
