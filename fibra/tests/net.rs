@@ -244,10 +244,10 @@ fn end_of_stream_after_a_short_read_is_not_missed() {
 
 #[test]
 fn a_read_that_empties_the_socket_still_sees_what_comes_after() {
-    // A read that takes exactly what is queued leaves the socket marked not
-    // ready (Linux tells, with TCP_INQ), so the next read parks without trying:
-    // the data, or the end of stream, that comes later must still wake it,
-    // whether it comes after the reader parked or before it read.
+    // Reads that take exactly what is queued (the socket stays "perhaps
+    // ready", and the next read finds nothing) and vectored ones: the data, or
+    // the end of stream, that comes later must still wake the reader, whether
+    // it comes after the reader parked or before it read.
     fibra::run(|| {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();

@@ -8,7 +8,6 @@
 //! `Send` nor `Sync`). To hand a connection to another OS thread, move the
 //! `std::net` socket there and take it over with `from_std`.
 
-mod inq;
 mod registration;
 mod tcp;
 mod udp;

@@ -1,13 +1,11 @@
 //! TCP for green threads: a listener and a stream whose blocking operations
 //! park only the calling green thread.
 
-use super::inq::Inq;
 use super::registration::Registration;
 use crate::runtime::reactor::Direction;
 use std::fmt;
 use std::io::{self, IoSlice, IoSliceMut, Read, Write};
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
-use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 /// Calls `op` with each address `addrs` resolves to, until one succeeds;
@@ -144,8 +142,6 @@ impl fmt::Debug for TcpListener {
 /// while another writes.
 pub struct TcpStream {
     inner: Registration<mio::net::TcpStream>,
-    /// Set where reads can tell that they emptied the socket (see `inq`).
-    inq: Option<Inq>,
 }
 
 impl TcpStream {
@@ -183,10 +179,8 @@ impl TcpStream {
     }
 
     fn from_mio(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
-        let inq = Inq::enable(stream.as_raw_fd());
         Ok(TcpStream {
             inner: Registration::new(stream)?,
-            inq,
         })
     }
 
@@ -258,43 +252,30 @@ impl TcpStream {
         self.inner.source().take_error()
     }
 
-    /// Reads into `bufs`, whose lengths add up to `room`, and records when the
-    /// socket has nothing more to give, so that the next read waits for the
-    /// reactor instead of first failing with `WouldBlock` (new data brings a
-    /// new edge-triggered event, so nothing is missed). With `TCP_INQ` the
-    /// kernel says so; without, a read that filled less than its buffer (and
-    /// was not end-of-stream) is taken to have emptied the socket.
-    fn read_into(&self, bufs: &mut [IoSliceMut<'_>], room: usize) -> io::Result<usize> {
-        let (read, drained) = match &self.inq {
-            Some(inq) => {
-                let got = self
-                    .inner
-                    .io(Direction::Read, |s| inq.read(s.as_raw_fd(), bufs))?;
-                (got.len, got.drained)
-            }
-            None => {
-                let read = self
-                    .inner
-                    .io(Direction::Read, |mut s| s.read_vectored(bufs))?;
-                (read, read > 0 && read < room)
-            }
-        };
-        if read > 0 && drained {
+    /// A read that filled less than its buffer (and was not end-of-stream)
+    /// emptied the socket: the next read waits for the reactor instead of first
+    /// failing with `WouldBlock`. New data brings a new edge-triggered event,
+    /// so nothing is missed.
+    fn after_read(&self, read: usize, room: usize) {
+        if read > 0 && read < room {
             self.inner.clear_ready(Direction::Read);
         }
-        Ok(read)
     }
 }
 
 impl Read for &TcpStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let room = buf.len();
-        self.read_into(&mut [IoSliceMut::new(buf)], room)
+        let n = self.inner.io(Direction::Read, |mut s| s.read(buf))?;
+        self.after_read(n, buf.len());
+        Ok(n)
     }
 
     fn read_vectored(&mut self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
-        let room = bufs.iter().map(|b| b.len()).sum();
-        self.read_into(bufs, room)
+        let n = self
+            .inner
+            .io(Direction::Read, |mut s| s.read_vectored(bufs))?;
+        self.after_read(n, bufs.iter().map(|b| b.len()).sum());
+        Ok(n)
     }
 }
 

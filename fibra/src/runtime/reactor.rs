@@ -7,49 +7,54 @@
 //!
 //! A socket is registered once, for both directions, when it is made, and
 //! deregistered when it is dropped: waiting costs no `epoll_ctl`. An operation
-//! first tries the system call, and parks only on `WouldBlock` (or when the
-//! socket is already known to be empty); the wake is a store in the socket's
+//! first tries the system call, and parks only on `WouldBlock` (or when a
+//! short read showed the socket empty); the wake is a store in the socket's
 //! entry and a push on the run queue, with no allocation. One `epoll_wait`
 //! (1,024 events at a time) collects the readiness of every socket, and runs
 //! only when a green thread waits on one: a runtime that waits on none makes
-//! none. (The stale wake of a timed socket wait is the timers' business.)
+//! none.
 //!
 //! `fibra-bench echo` (1,000 connections on one OS thread, 64-byte messages
 //! each written then read back whole, client and server in the same runtime)
-//! per round trip, before and after the changes of 2026-11-23 (`TCP_INQ`
-//! reads, see `net/inq.rs`; passes of at most 64 threads, see the scheduler),
-//! with tokio's current-thread runtime on the same workload. System calls:
-//! `strace -c -f`, 100,000 round trips; instructions and first-level data
-//! cache misses in user space: `valgrind --tool=cachegrind`, the difference
-//! between runs of 40 and 20 round trips per connection, over 20,000 round
-//! trips:
+//! per round trip, before and after the scheduler's passes were capped at 64
+//! threads (2026-11-23), beside tokio's current-thread runtime on the same
+//! workload. System calls: `strace -c -f`, 100,000 round trips; instructions
+//! and first-level data cache misses in user space: `valgrind
+//! --tool=cachegrind`, the difference between runs of 40 and 20 round trips
+//! per connection (20,000 round trips):
 //!
 //! | per round trip | fibra before | fibra after | tokio |
 //! |---|---|---|---|
 //! | `sendto` | 2 | 2 | 2 |
-//! | `recvfrom` / `recvmsg` | 3.02 (1.01 fail with `EAGAIN`) | 2.02 (0.02 fail: a connection's first read) | 3 (1 fails) |
+//! | `recvfrom` | 3.02 (1.01 fail with `EAGAIN`) | 3.02 (1.01 fail) | 3 (1 fails) |
 //! | `epoll_wait` | 0.012 | 0.042 | 0.053 |
 //! | `epoll_ctl` | 0 | 0 | 0 |
-//! | system calls in all | 5.03 | 4.06 | 5.05 |
-//! | instructions (user space) | 1,514 | 1,434 | 2,467 |
-//! | L1 data misses (user space, simulated) | 33 | 35 | 16 |
+//! | instructions (user space) | 1,514 | 1,486 | 2,467 |
+//! | L1 data misses (user space, simulated) | 33 | 30 | 16 |
 //!
-//! The time is in the kernel: `perf record -e cpu-clock` puts 87–90 % of
-//! either runtime's samples there, most of it in `sendto` (55–60 %: on
-//! loopback the sender's call also runs the receiver's TCP input and the epoll
-//! callback) and in the reads (20–25 %). So the system call that could only
-//! fail was the one cost left to cut: an echo client reads the reply into a
-//! buffer of exactly its size, which leaves the edge-triggered socket
-//! "perhaps not empty", and its next read, right after its next write, found
-//! nothing. With `TCP_INQ` the read says it emptied the socket, and the next
-//! one parks at once. The rest of fibra's user-space share (11–13 % of
-//! samples against tokio's 8–10 %, in fewer instructions) is cache misses
-//! on 2,000 green threads' stacks: the fiber's header and the saved registers
-//! of each thread resumed, two or three lines that tokio's small task
-//! structures do not need. The other kernel share that fibra's loop
-//! controls, `epoll_wait`, fell from about 5 % to 3.6 % of the samples when
-//! passes were capped at 64 threads (the events it collects are fresher in
-//! the cache).
+//! Both runtimes make the same system calls, and the time is in the kernel:
+//! `perf record -e cpu-clock` puts 87–90 % of either one's samples there,
+//! `sendto` 55–60 % (on loopback the sender's call also runs the receiver's
+//! TCP input and the epoll callback), the reads about 20 %, `epoll_wait` 4–5 %.
+//! What fibra's loop controls of that is `epoll_wait`: passes of up to 2,000
+//! threads let hundreds of events pile up, whose sockets are cold by the time
+//! `epoll_wait` reads them; with passes of 64 its share fell from about 5.1 %
+//! to 3.6 % of the samples (tokio's: 4 %). In user space fibra runs 40 % fewer
+//! instructions than tokio but misses the first-level cache twice as often
+//! (11–13 % of the samples against 8–10 %): each green thread resumed brings
+//! in its fiber's header, its saved registers and its frames, where a tokio
+//! task is one small heap object.
+//!
+//! Tried and not kept: `TCP_INQ`, which makes each `recvmsg` say whether it
+//! emptied the socket, so that the echo client's read of exactly one reply
+//! would not leave the socket "perhaps ready" and cost a `recv` that fails.
+//! It removes that call (4.06 system calls a round trip instead of 5.03), but
+//! `recvmsg` is dearer than `recv`: on the VM of these figures (best of 15
+//! blocks of 100,000 calls) a `recv` that fails costs 410–530 ns, a `recv` of
+//! 64 bytes 770–860 ns and a `recvmsg` of 64 bytes 1,040–1,320 ns, with the
+//! option or without. Every read pays about 300 ns to save one failing call
+//! on some of them; in the echo the server's reads are short, so already
+//! park without a failing call, and the share of the samples in reads rose.
 
 use super::task::TaskId;
 use mio::event::Source;
