@@ -39,7 +39,10 @@
 //! What fibra's loop controls of that is `epoll_wait`: passes of up to 2,000
 //! threads let hundreds of events pile up, whose sockets are cold by the time
 //! `epoll_wait` reads them; with passes of 64 its share fell from about 5.1 %
-//! to 3.6 % of the samples (tokio's: 4 %). In user space fibra runs 40 % fewer
+//! to 3.6 % of the samples (tokio's: 4 %) — too little to show end to end on
+//! the shared 2-core VM, where five runs each gave medians of 25.7 µs a round
+//! trip before, 25.8 µs after and 25.6 µs for tokio (runs spread ±10 %: fibra
+//! and tokio are level). In user space fibra runs 40 % fewer
 //! instructions than tokio but misses the first-level cache twice as often
 //! (11–13 % of the samples against 8–10 %): each green thread resumed brings
 //! in its fiber's header, its saved registers and its frames, where a tokio

@@ -58,7 +58,8 @@ const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(20);
 /// from the cache: in `fibra-bench echo` (1,000 connections), passes of up to
 /// 2,000 threads spent about 5 % of the time in `epoll_wait`, passes of 64
 /// about 3.6 % (`perf record -e cpu-clock`), for one more `epoll_wait` every
-/// 64 threads run — a few hundredths of a system call per round trip.
+/// 64 threads run — a few hundredths of a system call per round trip. (End to
+/// end that is within the noise of a shared VM: see the reactor's docs.)
 const ROUND: usize = 64;
 
 /// How many passes of a busy runtime's loop may go by without a clock read
