@@ -3,7 +3,7 @@
 
 use fibra::net::{TcpListener, TcpStream, UdpSocket};
 use fibra::runtime;
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, IoSliceMut, Read, Write};
 use std::net::Shutdown;
 use std::os::fd::AsRawFd;
 use std::rc::Rc;
@@ -240,6 +240,42 @@ fn end_of_stream_after_a_short_read_is_not_missed() {
         reader.join().unwrap()
     });
     assert_eq!(got, vec![7; 1000]);
+}
+
+#[test]
+fn a_read_that_empties_the_socket_still_sees_what_comes_after() {
+    // Reads that take exactly what is queued (the socket stays "perhaps
+    // ready", and the next read finds nothing) and vectored ones: the data, or
+    // the end of stream, that comes later must still wake the reader, whether
+    // it comes after the reader parked or before it read.
+    fibra::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server_side, _) = listener.accept().unwrap();
+        let reader = fibra::spawn(move || {
+            let mut got = Vec::new();
+            for _ in 0..2 {
+                let mut exact = [0; 5];
+                (&server_side).read_exact(&mut exact).unwrap();
+                got.extend_from_slice(&exact);
+            }
+            let (mut head, mut tail) = ([0; 3], [0; 2]);
+            let mut bufs = [IoSliceMut::new(&mut head), IoSliceMut::new(&mut tail)];
+            assert_eq!((&server_side).read_vectored(&mut bufs).unwrap(), 5);
+            got.extend_from_slice(&head);
+            got.extend_from_slice(&tail);
+            assert_eq!((&server_side).read(&mut [0; 8]).unwrap(), 0);
+            got
+        });
+        (&client).write_all(b"first").unwrap();
+        runtime::yield_now(); // the reader takes it all, then parks
+        (&client).write_all(b"secon").unwrap();
+        runtime::yield_now();
+        // The last data and the end of stream before the reader runs again.
+        (&client).write_all(b"third").unwrap();
+        client.shutdown(Shutdown::Write).unwrap();
+        assert_eq!(reader.join().unwrap(), b"firstseconthird");
+    });
 }
 
 #[test]
