@@ -104,10 +104,11 @@
 //!
 //! **The sender**, in [`Ractor::send`]: adds itself to the mailbox's sender
 //! count and checks `CLOSED` (one read-modify-write on the mailbox's line),
-//! takes the mailbox's spare node (a swap; no allocation while two Ractors
-//! talk back and forth), swaps it in as the tail and links the previous
-//! node to it (a swap and a store), and leaves the count, which tells it that
-//! the receiver waits. It claims the wake (a compare-and-swap) and wakes the
+//! claims the next slot of the mailbox's current block (a compare-and-swap on
+//! the same line; once a block, it also installs the next block, the
+//! mailbox's spare one while two Ractors talk back and forth, so nothing is
+//! allocated), writes the message and the slot's `ready` flag (one line), and
+//! leaves the count, which tells it that the receiver waits. It claims the wake (a compare-and-swap) and wakes the
 //! receiver's green thread through the `Unparker` the receiver keeps in its
 //! mailbox: the thread's id goes into the worker's lock-free remote ring (a
 //! compare-and-swap on the ring's tail, a store in a slot), then a fence and a
@@ -123,19 +124,19 @@
 //! compare-and-swap on the head, which no other core writes), makes the
 //! thread runnable, and switches to it; `receive` then pops the message (a
 //! load of its own `head`, on a line no other core writes, then of the
-//! stub's `next` and the message). No dispatcher or other green thread is on the way: the wake
+//! slot's `ready` flag and the message, on one line). No dispatcher or other green thread is on the way: the wake
 //! names the receiver's own green thread. When the receiver waits again it
-//! hands its used stub back as the spare and sets `WAITING` (two
-//! compare-and-swaps on the senders' line, off the path from a message's
-//! arrival to its receipt), keeping the `Unparker` it registered last time
+//! sets `WAITING` (a compare-and-swap on the senders' line, off the path
+//! from a message's arrival to its receipt; once a block, the block it is
+//! done with goes back as the spare, another), keeping the `Unparker` it registered last time
 //! (so no reference count changes hands).
 //!
 //! | per one-way message | before (Mutex mailbox, locked wake list) | now |
 //! |---|---|---|
 //! | locks taken | 5 (mailbox: send, pop, re-register; wake list: push, take) | 0 |
-//! | atomic read-modify-writes | 14 (2 per lock, the `pending` flag twice, an `Arc` count up and down) | 10 (sender 7 with the wake, receiver 3) and a fence |
-//! | allocations | 0 (a `VecDeque`) | 0 (the spare node) |
-//! | cache lines that cross between the cores | ~6: mailbox lock and state, its buffer, the wake list's lock, its buffer, the `pending` flag, the `Remote`'s reference count | 4: the mailbox's senders' line, the two nodes (the stub's `next`, the message), the ring slot; of these, 3 lie between the wake and the receipt |
+//! | atomic read-modify-writes | 14 (2 per lock, the `pending` flag twice, an `Arc` count up and down) | 8 (sender 6 with the wake, receiver 2) and a fence; a block's worth of messages adds 2 |
+//! | allocations | 0 (a `VecDeque`) | 0 (the spare block) |
+//! | cache lines that cross between the cores | ~6: mailbox lock and state, its buffer, the wake list's lock, its buffer, the `pending` flag, the `Remote`'s reference count | 3: the mailbox's senders' line, the message's slot, the ring slot; of these, 2 lie between the wake and the receipt |
 //! | system calls while both workers are awake | an `epoll_wait(0)` whenever the reply was already queued when the thread parked (the scheduler polled between rounds) | none (it polls between rounds only when a thread waits on a socket) |
 //! | when the receiver's worker slept | eventfd write + epoll return | the same, only then |
 //! | scheduler hops | 1 (the remote list, then the run queue) | 1 (the same, lock-free) |
@@ -150,10 +151,9 @@
 //!
 //! What is left above the hardware floor (two threads bouncing one line,
 //! ~70 ns a round trip here) is mostly those lines: the receiving worker
-//! learns of the message from the ring slot, then fetches the stub's `next`
-//! and the message one after the other — dependent misses that a channel
-//! whose receiver spins on the slot holding the message (crossbeam) pays
-//! once; and the sender reads the ring slot before it writes it (two
+//! learns of the message from the ring slot, then fetches the message's
+//! slot — two misses one after the other, where a channel whose receiver
+//! spins on the slot holding the message (crossbeam) pays one; and the sender reads the ring slot before it writes it (two
 //! coherence transactions where a blind write would take one). The scheduler's own work between them (take the id, resume the
 //! green thread) is a few dozen instructions and one context switch of a few
 //! nanoseconds (see `arch/x86_64.rs`).
@@ -164,7 +164,8 @@
 //! touched page of its stack — 4 KiB on x86_64, the least a stack with a
 //! guard page below it can touch — and about 900 bytes of heap: its ports
 //! (the mailbox's two cache lines, the outbox), its outcome, its green
-//! thread's entry and fiber, and the mailbox's stub node. A goroutine costs
+//! thread's entry and fiber (the mailbox has no block until the first
+//! message: see its module docs). A goroutine costs
 //! about 2.8 KiB because Go starts stacks at 2 KiB and moves them as they grow
 //! (its collector knows every pointer into a stack); a Rust stack cannot
 //! move while anything points into it, and copying stacks in and out of a
