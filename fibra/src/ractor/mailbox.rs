@@ -47,8 +47,9 @@
 //! slot plus a block's header (when it alone is in a block), and never more
 //! than a block of its slots: bounded, as the issue wants, with large messages
 //! one to a block. An idle mailbox has no block: the first send installs one
-//! (a compare-and-swap on `tail_block`, and it tells the receiver where it
-//! is), so a Ractor that has never received costs the mailbox's two cache
+//! (a compare-and-swap on the receiver's `head_block`, then one on
+//! `tail_block`, so that no slot is claimed in a block the receiver cannot
+//! find), so a Ractor that has never received costs the mailbox's two cache
 //! lines only. After that the receiver keeps the block it is in.
 //!
 //! Blocks are recycled: the receiver keeps the last block it is done with as
@@ -65,26 +66,36 @@
 //! parks the body's green thread, which no other green thread can reach the
 //! `Context` from (their closures are `'static`).
 //!
-//! # The state word, and waking the receiver
+//! # Closing, and waking the receiver
 //!
-//! `state` holds `CLOSED`, `WAITING` (the receiver is parked, or about to, and
-//! `waiter` wakes it), the number of `WAKERS` (threads reading `waiter` to
-//! wake the receiver) and, above them, the number of senders in flight. Every sender adds itself before it
-//! looks at `CLOSED` and removes itself after it has written its slot; that
-//! last read-modify-write is also its look at `WAITING`. The receiver sets
-//! `WAITING` with a read-modify-write and then looks at the queue. All of
-//! these are read-modify-writes on one atomic, so they are totally ordered and
-//! no wake is lost: if the sender's removal comes after the receiver's
-//! `WAITING`, the sender sees it and wakes the receiver; if it comes before,
-//! the receiver's read-modify-write reads a value of the release sequence the
-//! sender's removal is in, so (acquire) its slot is ready and visible. A
-//! sender still in flight (its slot claimed but not ready, so the queue may
-//! look empty or cut short; or the first sender, before it has told the
-//! receiver where the first block is) will see `WAITING` when it leaves. Likewise the count
-//! makes `close` exact: a send either fails, or counts itself before `CLOSED`
-//! is set, and the receiver reports the port closed only once it has seen
-//! `CLOSED` with no sender in flight and then found the queue empty — so a
-//! send that returned `Ok` is always received, never lost.
+//! `tail` holds `CLOSED` in its lowest bit, below the position. A claim
+//! compares the whole word, so a send either claims its slot before the port
+//! closes, or fails: it never sees an open port and then writes into a closed
+//! one. The receiver reports the port closed once it has seen `CLOSED` and its
+//! `head` has reached the tail's position — every slot claimed before the
+//! close taken — so a send that returned `Ok` is always received, never lost.
+//!
+//! `state` holds `WAITING` (the receiver is parked, or about to, and `waiter`
+//! wakes it) and, above it, the number of `WAKERS` (threads reading `waiter` to
+//! wake the receiver). The receiver sets `WAITING` (a read-modify-write) and
+//! then looks at the queue and at `tail`; a sender writes its slot's `ready`
+//! flag and then loads `state`; a closer sets `CLOSED` and then loads `state`.
+//! Each pair is a store then a load of the other's location, all `SeqCst`, so
+//! in their single total order one of the two comes first, and no wake is
+//! lost: either the sender's (closer's) load sees `WAITING` and it wakes the
+//! receiver, or the receiver's look comes after the store and sees the
+//! message (the close). A sender still in flight — its slot claimed but not
+//! ready, so the queue may look empty or cut short, and `head` stays behind
+//! the tail — will see `WAITING` when it has written it.
+//!
+//! This replaced a count of senders in flight in `state` (with `CLOSED`
+//! beside it), which each sender entered before it looked at `CLOSED` and
+//! left after it had written, the leaving read-modify-write being its look at
+//! `WAITING`: two read-modify-writes per message on the senders' shared
+//! line, besides the claim. Now a send has one on that line (the claim; a
+//! plain load of `state` is shared by every core until the receiver next
+//! waits) and one on its slot's own line (the `SeqCst` store: `xchg` on
+//! x86_64), which no other sender writes at the time.
 //!
 //! The waiter is never read while the receiver writes it: a thread *claims*
 //! the wake by clearing `WAITING` and counting itself among the `WAKERS` in
@@ -117,22 +128,25 @@ use std::mem::MaybeUninit;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
-/// The port is closed: sends fail.
+/// In `tail`: the port is closed, sends fail.
 const CLOSED: usize = 1;
-/// The receiver is parked (or about to park) and `waiter` wakes it.
-const WAITING: usize = 2;
-/// One thread that claimed a wake and is reading `waiter` (a count in bits
-/// 2 to 21: one claimer per thread at most, so it cannot overflow).
-const WAKER: usize = 1 << 2;
-const WAKERS: usize = ((1 << 20) - 1) * WAKER;
-/// One sender in flight (a count in the bits above).
-const SENDER: usize = 1 << 22;
-// The sender count has the 42 bits above `SENDER` on a 64-bit target, more than
-// there can be threads; on a 32-bit one it would have 10 and could wrap.
+/// In `tail`: one position (the bits above `CLOSED` count them).
+const POSITION: usize = 2;
+// A position must never wrap: a sender that read one before the wrap could
+// claim a slot with a stale compare-and-swap. 63 bits do not wrap in any
+// machine's life (one a nanosecond: 292 years); 31 would in seconds.
 const _: () = assert!(
     usize::BITS == 64,
-    "the mailbox's sender count needs a 64-bit usize"
+    "the mailbox's tail position needs a 64-bit usize"
 );
+/// In `state`: the receiver is parked (or about to park) and `waiter` wakes
+/// it.
+const WAITING: usize = 1;
+/// In `state`: one thread that claimed a wake and is reading `waiter` (a
+/// count in the bits above `WAITING`: one claimer per thread at most, so it
+/// cannot overflow).
+const WAKER: usize = 1 << 1;
+const WAKERS: usize = !WAITING;
 
 /// The most bytes of slots a block holds (unless one message is larger: a
 /// block has at least one slot).
@@ -302,30 +316,32 @@ impl<T> Mailbox<T> {
 
     /// Queues `message`, or hands it back if the port is closed.
     pub(super) fn send(&self, message: T) -> Result<(), SendError<T>> {
-        let state = self.state.fetch_add(SENDER, Ordering::Acquire);
-        if state & CLOSED != 0 {
-            self.leave();
+        let Some((block, offset)) = self.claim() else {
             return Err(SendError(message));
-        }
-        let (block, offset) = self.claim();
+        };
         // SAFETY: the slot is ours alone (`claim`) and its block stays alive
         // until the receiver has taken the message, which it does only after
-        // the release below.
+        // the store below.
         unsafe {
             let slot = Block::slot(block, offset);
             ptr::addr_of_mut!((*slot).message).write(MaybeUninit::new(message));
-            (*slot).ready.store(true, Ordering::Release);
+            // SeqCst (release, and before the load of `state` in the single
+            // total order): see the module docs on why no wake is lost.
+            (*slot).ready.store(true, Ordering::SeqCst);
         }
-        self.leave();
+        if self.state.load(Ordering::SeqCst) & WAITING != 0 {
+            self.wake_receiver();
+        }
         Ok(())
     }
 
     /// Claims the next slot for the calling sender (one compare-and-swap on
-    /// `tail`, usually): its block and offset. The sender that claims a
-    /// block's last slot links the next block and makes it the tail's before
-    /// it returns; others that come meanwhile wait for it (a few
-    /// instructions, unless the OS preempts it there).
-    fn claim(&self) -> (*mut Block<T>, usize) {
+    /// `tail`, usually): its block and offset, or `None` if the port is
+    /// closed. The sender that claims a block's last slot links the next
+    /// block and makes it the tail's before it returns; others that come
+    /// meanwhile wait for it (a few instructions, unless the OS preempts it
+    /// there).
+    fn claim(&self) -> Option<(*mut Block<T>, usize)> {
         let backoff = Backoff::new();
         // The next block, made ready before claiming a last slot so that the
         // others wait only for a few stores.
@@ -334,7 +350,13 @@ impl<T> Mailbox<T> {
         // its block comes with that block in `tail_block`.
         let mut tail = self.tail.load(Ordering::Acquire);
         loop {
-            let offset = tail % Block::<T>::LAP;
+            if tail & CLOSED != 0 {
+                if !next.is_null() {
+                    self.recycle(next);
+                }
+                return None;
+            }
+            let offset = tail / POSITION % Block::<T>::LAP;
             if offset == Block::<T>::SLOTS {
                 backoff.snooze();
                 tail = self.tail.load(Ordering::Acquire);
@@ -354,16 +376,18 @@ impl<T> Mailbox<T> {
             // this lap's last slot, which would have moved `tail` on first.
             match self.tail.compare_exchange_weak(
                 tail,
-                tail + 1,
+                tail + POSITION,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
                 Ok(_) => {
                     if last {
                         // Release (all three): the next block initialised to
-                        // the senders that load it and to the receiver.
+                        // the senders that load it and to the receiver. An
+                        // add, not a store: a close may have set CLOSED since
+                        // the claim.
                         self.tail_block.store(next, Ordering::Release);
-                        self.tail.store(tail + 2, Ordering::Release);
+                        self.tail.fetch_add(POSITION, Ordering::Release);
                         // SAFETY: `block` is alive: the receiver frees it only
                         // after taking its last slot's message, ours, not yet
                         // written.
@@ -372,7 +396,7 @@ impl<T> Mailbox<T> {
                         // Made ready for a last slot another sender claimed.
                         self.recycle(next);
                     }
-                    return (block, offset);
+                    return Some((block, offset));
                 }
                 Err(now) => {
                     tail = now;
@@ -382,30 +406,39 @@ impl<T> Mailbox<T> {
         }
     }
 
-    /// Installs the first block (or finds the one another sender installed)
-    /// and returns it.
+    /// Installs the first block, or finds the one another sender installed,
+    /// and returns the tail's block. The first block goes to the receiver's
+    /// `head_block` before it becomes the tail's, so that no slot can be
+    /// claimed in a block that the receiver cannot find.
     #[cold]
     fn install_first(&self) -> *mut Block<T> {
-        let first = self.fresh_block();
+        let fresh = self.fresh_block();
+        // Release: the block initialised, to the receiver; acquire: to us, if
+        // another sender's block is there.
+        let first = match self.receiver.head_block.compare_exchange(
+            ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => fresh,
+            Err(installed) => {
+                // SAFETY: `fresh` never left this thread.
+                unsafe { Block::free(fresh) };
+                installed
+            }
+        };
+        // Whichever sender gets here first makes it the tail's block (each
+        // tries the same one); if the tail has moved on since, this fails
+        // and returns the block it holds now, as a load would.
         match self.tail_block.compare_exchange(
             ptr::null_mut(),
             first,
             Ordering::AcqRel,
             Ordering::Acquire,
         ) {
-            Ok(_) => {
-                // The receiver finds it here. Until this store it sees no
-                // message, even of senders that claim slots in `first` now
-                // and leave; but we are a sender in flight too, and we leave
-                // after this store, so a waiting receiver is woken then.
-                self.receiver.head_block.store(first, Ordering::Release);
-                first
-            }
-            Err(installed) => {
-                // SAFETY: `first` never left this thread.
-                unsafe { Block::free(first) };
-                installed
-            }
+            Ok(_) => first,
+            Err(now) => now,
         }
     }
 
@@ -416,14 +449,6 @@ impl<T> Mailbox<T> {
         match spare.is_null() {
             true => Block::alloc(),
             false => spare,
-        }
-    }
-
-    /// A sender is done (its slot written, or refused): removes it from the
-    /// count and wakes the receiver if it waits.
-    fn leave(&self) {
-        if self.state.fetch_sub(SENDER, Ordering::AcqRel) & WAITING != 0 {
-            self.wake_receiver();
         }
     }
 
@@ -473,15 +498,14 @@ impl<T> Mailbox<T> {
                 return Ok(message);
             }
             // SAFETY: the single consumer, the caller's contract.
-            let state = unsafe { self.register() };
+            unsafe { self.register() };
             // SAFETY: the single consumer, the caller's contract.
             if let Some(message) = unsafe { self.pop() } {
                 self.unregister();
                 return Ok(message);
             }
-            if state & CLOSED != 0 && state < SENDER {
-                // Closed with no sender in flight (seen with acquire): nothing
-                // more can come, and the queue is drained.
+            // SAFETY: the single consumer, the caller's contract.
+            if unsafe { self.closed_and_drained() } {
                 self.unregister();
                 return Err(Closed(()));
             }
@@ -499,14 +523,27 @@ impl<T> Mailbox<T> {
         if let Some(message) = unsafe { self.pop() } {
             return Ok(Some(message));
         }
-        let state = self.state.load(Ordering::Acquire);
-        if state & CLOSED != 0 && state < SENDER {
-            // Every send that succeeded has written its slot (acquire): one more
-            // look settles it.
-            // SAFETY: the single consumer, the caller's contract.
-            return unsafe { self.pop() }.map(Some).ok_or(Closed(()));
+        // SAFETY: the single consumer, the caller's contract.
+        match unsafe { self.closed_and_drained() } {
+            true => Err(Closed(())),
+            false => Ok(None),
         }
-        Ok(None)
+    }
+
+    /// Whether the port is closed and every message sent before has been
+    /// taken: no slot was claimed after `CLOSED` (a claim compares the whole
+    /// word), so once `head` has reached the tail's position nothing more
+    /// can come. A slot claimed but not written yet keeps `head` behind.
+    ///
+    /// # Safety
+    ///
+    /// The single consumer only.
+    unsafe fn closed_and_drained(&self) -> bool {
+        // SeqCst: after the receiver's WAITING in the single total order
+        // (see the module docs: a close is not missed).
+        let tail = self.tail.load(Ordering::SeqCst);
+        // SAFETY: only the consumer touches `head`.
+        tail & CLOSED != 0 && tail / POSITION == unsafe { *self.receiver.head.get() }
     }
 
     /// Drops the receiver's waiter (when its `Context` goes), so that a
@@ -526,11 +563,12 @@ impl<T> Mailbox<T> {
     /// Closes the port: later sends fail; messages already queued can still be
     /// received. Returns whether it was open.
     pub(super) fn close(&self) -> bool {
-        let state = self.state.fetch_or(CLOSED, Ordering::AcqRel);
-        if state & WAITING != 0 {
+        // SeqCst (both): see the module docs on why no wake is lost.
+        let tail = self.tail.fetch_or(CLOSED, Ordering::SeqCst);
+        if self.state.load(Ordering::SeqCst) & WAITING != 0 {
             self.wake_receiver();
         }
-        state & CLOSED == 0
+        tail & CLOSED == 0
     }
 
     /// How many messages are queued: sent, written, and not yet received (a
@@ -547,7 +585,7 @@ impl<T> Mailbox<T> {
     /// pop left it.)
     pub(super) unsafe fn queued(&self) -> usize {
         // Acquire: the blocks of the positions before `tail` are linked.
-        let tail = self.tail.load(Ordering::Acquire);
+        let tail = self.tail.load(Ordering::Acquire) / POSITION;
         // The walk stops at `tail` (a position claimed when it began), or at
         // a slot not written yet, so senders that keep sending cannot make it
         // endless.
@@ -595,7 +633,10 @@ impl<T> Mailbox<T> {
             let head = &mut *self.receiver.head.get();
             let offset = *head % Block::<T>::LAP;
             let slot = Block::slot(block, offset);
-            if !(*slot).ready.load(Ordering::Acquire) {
+            // SeqCst: after the receiver's WAITING in the single total
+            // order (see the module docs: no wake is lost); acquire: pairs
+            // with the sender's store.
+            if !(*slot).ready.load(Ordering::SeqCst) {
                 return None;
             }
             let message = ptr::addr_of!((*slot).message).read().assume_init();
@@ -650,13 +691,12 @@ impl<T> Mailbox<T> {
     }
 
     /// Waits until no waker reads `waiter` and withdraws WAITING: the slot is
-    /// then the consumer's to write until it sets WAITING again. Returns the
-    /// state seen (no WAITING, no waker).
+    /// then the consumer's to write until it sets WAITING again.
     ///
     /// # Safety
     ///
     /// The single consumer only.
-    unsafe fn quiesce(&self) -> usize {
+    unsafe fn quiesce(&self) {
         let backoff = Backoff::new();
         // Acquire (here and below): pairs with the release of every waker
         // that left, so their reads of `waiter` happen before our write.
@@ -676,53 +716,40 @@ impl<T> Mailbox<T> {
                     Ordering::Acquire,
                     Ordering::Acquire,
                 ) {
-                    Ok(_) => return state & !WAITING,
+                    Ok(_) => return,
                     Err(now) => state = now,
                 }
             } else {
-                return state;
+                return;
             }
         }
     }
 
-    /// Records the calling thread as the one to wake and sets WAITING; returns
-    /// the state with WAITING set.
+    /// Records the calling thread as the one to wake and sets WAITING.
     ///
     /// # Safety
     ///
     /// The single consumer only.
-    unsafe fn register(&self) -> usize {
+    unsafe fn register(&self) {
         // SAFETY: reading the slot races only with other reads (wakers');
         // only the consumer — us — writes it.
         let current = unsafe { &*self.waiter.get() }
             .as_ref()
             .is_some_and(Waiter::is_current);
-        let mut state = if current {
-            // The usual case: the same thread waits again. Its waiter stays,
-            // so wakers still reading it from the last wait are no obstacle.
-            self.state.load(Ordering::Relaxed)
-        } else {
+        if !current {
+            // The unusual case: another thread waits now. (The same thread's
+            // waiter stays, so wakers still reading it from the last wait
+            // are no obstacle.)
             // SAFETY: the caller's; `quiesce` leaves no reader and lets none
             // start before WAITING is set below.
             unsafe {
-                let state = self.quiesce();
+                self.quiesce();
                 *self.waiter.get() = Some(Waiter::current());
-                state
-            }
-        };
-        loop {
-            // Release: a waker that claims the wake sees the slot written;
-            // acquire: see the module docs (no wake is lost).
-            match self.state.compare_exchange_weak(
-                state,
-                state | WAITING,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return state | WAITING,
-                Err(now) => state = now,
             }
         }
+        // Release: a waker that claims the wake sees the slot written;
+        // SeqCst: see the module docs (no wake is lost).
+        self.state.fetch_or(WAITING, Ordering::SeqCst);
     }
 
     /// Withdraws WAITING after a wait that found a message without parking. A
@@ -890,6 +917,32 @@ mod tests {
         closer.join().unwrap();
         let sent: Vec<usize> = threads.into_iter().map(|t| t.join().unwrap()).collect();
         assert_eq!(next, sent, "every accepted message was received");
+    }
+
+    /// A receiver parked on an empty mailbox is woken by a close on another
+    /// thread (the closer's load of `state` against the receiver's look at
+    /// `tail`), whichever comes first.
+    #[test]
+    fn a_close_wakes_a_waiting_receiver() {
+        for round in 0..if cfg!(miri) { 3 } else { 200 } {
+            let mailbox = Arc::new(Mailbox::<u8>::new());
+            if round % 2 == 1 {
+                // A block installed, then drained: the positions are not 0.
+                mailbox.send(1).unwrap();
+                // SAFETY: this thread is the only consumer.
+                assert_eq!(unsafe { mailbox.receive() }, Ok(1));
+            }
+            let closer = {
+                let mailbox = mailbox.clone();
+                thread::spawn(move || {
+                    thread::yield_now();
+                    assert!(mailbox.close());
+                })
+            };
+            // SAFETY: this thread is the only consumer.
+            assert_eq!(unsafe { mailbox.receive() }, Err(Closed(())));
+            closer.join().unwrap();
+        }
     }
 
     #[test]
