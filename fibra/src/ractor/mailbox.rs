@@ -80,13 +80,18 @@
 //! wake the receiver). The receiver sets `WAITING` (a read-modify-write) and
 //! then looks at the queue and at `tail`; a sender writes its slot's `ready`
 //! flag and then loads `state`; a closer sets `CLOSED` and then loads `state`.
-//! Each pair is a store then a load of the other's location, all `SeqCst`, so
-//! in their single total order one of the two comes first, and no wake is
-//! lost: either the sender's (closer's) load sees `WAITING` and it wakes the
-//! receiver, or the receiver's look comes after the store and sees the
-//! message (the close). A sender still in flight — its slot claimed but not
-//! ready, so the queue may look empty or cut short, and `head` stays behind
-//! the tail — will see `WAITING` when it has written it.
+//! Each side is a write then a load of the other's location with a `SeqCst`
+//! fence between them, so one of the two fences comes first in their single
+//! total order, and no wake is lost: either the sender's (closer's) load sees
+//! `WAITING` and it wakes the receiver, or the receiver's look comes after
+//! its fence and sees every write that happened before the sender's (the
+//! slot, and the first block's address in `head_block`; the close). A sender
+//! still in flight — its slot claimed but not ready, so the queue may look
+//! empty or cut short, and `head` stays behind the tail — will see `WAITING`
+//! when it has written it. (Fences rather than `SeqCst` loads and stores:
+//! the receiver's first look reads `head_block`, written by whichever sender
+//! installed the first block, which the sender's own `SeqCst` store would
+//! not order; the fence orders everything that happened before it.)
 //!
 //! This replaced a count of senders in flight in `state` (with `CLOSED`
 //! beside it), which each sender entered before it looked at `CLOSED` and
@@ -94,8 +99,8 @@
 //! `WAITING`: two read-modify-writes per message on the senders' shared
 //! line, besides the claim. Now a send has one on that line (the claim; a
 //! plain load of `state` is shared by every core until the receiver next
-//! waits) and one on its slot's own line (the `SeqCst` store: `xchg` on
-//! x86_64), which no other sender writes at the time. (Counted, not timed:
+//! waits) and a fence (`mfence` on x86_64), which, unlike a read-modify-write
+//! of the shared line, moves no line between cores. (Counted, not timed:
 //! on the shared 2-core VM where it was made, `ractor-fanin` runs of the two
 //! versions, taken in turn, differed by less than the noise between runs.)
 //!
@@ -128,7 +133,7 @@ use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering, fence};
 
 /// In `tail`: the port is closed, sends fail.
 const CLOSED: usize = 1;
@@ -327,11 +332,11 @@ impl<T> Mailbox<T> {
         unsafe {
             let slot = Block::slot(block, offset);
             ptr::addr_of_mut!((*slot).message).write(MaybeUninit::new(message));
-            // SeqCst (release, and before the load of `state` in the single
-            // total order): see the module docs on why no wake is lost.
-            (*slot).ready.store(true, Ordering::SeqCst);
+            (*slot).ready.store(true, Ordering::Release);
         }
-        if self.state.load(Ordering::SeqCst) & WAITING != 0 {
+        // See the module docs on why no wake is lost.
+        fence(Ordering::SeqCst);
+        if self.state.load(Ordering::Relaxed) & WAITING != 0 {
             self.wake_receiver();
         }
         Ok(())
@@ -541,9 +546,10 @@ impl<T> Mailbox<T> {
     ///
     /// The single consumer only.
     unsafe fn closed_and_drained(&self) -> bool {
-        // SeqCst: after the receiver's WAITING in the single total order
-        // (see the module docs: a close is not missed).
-        let tail = self.tail.load(Ordering::SeqCst);
+        // After the fence that follows the receiver's WAITING (see the
+        // module docs: a close is not missed); acquire: every claim before
+        // the position read is visible.
+        let tail = self.tail.load(Ordering::Acquire);
         // SAFETY: only the consumer touches `head`.
         tail & CLOSED != 0 && tail / POSITION == unsafe { *self.receiver.head.get() }
     }
@@ -565,9 +571,10 @@ impl<T> Mailbox<T> {
     /// Closes the port: later sends fail; messages already queued can still be
     /// received. Returns whether it was open.
     pub(super) fn close(&self) -> bool {
-        // SeqCst (both): see the module docs on why no wake is lost.
-        let tail = self.tail.fetch_or(CLOSED, Ordering::SeqCst);
-        if self.state.load(Ordering::SeqCst) & WAITING != 0 {
+        let tail = self.tail.fetch_or(CLOSED, Ordering::AcqRel);
+        // See the module docs on why no wake is lost.
+        fence(Ordering::SeqCst);
+        if self.state.load(Ordering::Relaxed) & WAITING != 0 {
             self.wake_receiver();
         }
         tail & CLOSED == 0
@@ -635,10 +642,8 @@ impl<T> Mailbox<T> {
             let head = &mut *self.receiver.head.get();
             let offset = *head % Block::<T>::LAP;
             let slot = Block::slot(block, offset);
-            // SeqCst: after the receiver's WAITING in the single total
-            // order (see the module docs: no wake is lost); acquire: pairs
-            // with the sender's store.
-            if !(*slot).ready.load(Ordering::SeqCst) {
+            // Acquire: pairs with the sender's release.
+            if !(*slot).ready.load(Ordering::Acquire) {
                 return None;
             }
             let message = ptr::addr_of!((*slot).message).read().assume_init();
@@ -749,9 +754,11 @@ impl<T> Mailbox<T> {
                 *self.waiter.get() = Some(Waiter::current());
             }
         }
-        // Release: a waker that claims the wake sees the slot written;
-        // SeqCst: see the module docs (no wake is lost).
-        self.state.fetch_or(WAITING, Ordering::SeqCst);
+        // Release: a waker that claims the wake sees the slot written.
+        self.state.fetch_or(WAITING, Ordering::AcqRel);
+        // Before the looks at the queue and the tail that follow: see the
+        // module docs (no wake is lost).
+        fence(Ordering::SeqCst);
     }
 
     /// Withdraws WAITING after a wait that found a message without parking. A

@@ -106,9 +106,9 @@
 //! mailbox's current block and checks `CLOSED` (one compare-and-swap on the
 //! mailbox's line; once a block, it also installs the next block, the
 //! mailbox's spare one while two Ractors talk back and forth, so nothing is
-//! allocated), writes the message and the slot's `ready` flag (one line, the
-//! flag with a `SeqCst` store), and loads the mailbox's `state`, which tells
-//! it that the receiver waits. It claims the wake (a compare-and-swap) and wakes the
+//! allocated), writes the message and the slot's `ready` flag (one line),
+//! and after a `SeqCst` fence loads the mailbox's `state`, which tells it
+//! that the receiver waits. It claims the wake (a compare-and-swap) and wakes the
 //! receiver's green thread through the `Unparker` the receiver keeps in its
 //! mailbox: the thread's id goes into the worker's lock-free remote ring (a
 //! compare-and-swap on the ring's tail, a store in a slot), then a fence and a
@@ -134,7 +134,7 @@
 //! | per one-way message | before (Mutex mailbox, locked wake list) | now |
 //! |---|---|---|
 //! | locks taken | 5 (mailbox: send, pop, re-register; wake list: push, take) | 0 |
-//! | atomic read-modify-writes | 14 (2 per lock, the `pending` flag twice, an `Arc` count up and down) | 7 (sender 5 with the wake, counting the `SeqCst` store, an `xchg`; receiver 2) and a fence; a block's worth of messages adds 2 |
+//! | atomic read-modify-writes | 14 (2 per lock, the `pending` flag twice, an `Arc` count up and down) | 6 (sender 4 with the wake, receiver 2) and three fences (the sender's and the receiver's around `WAITING`, the wake's); a block's worth of messages adds 2 |
 //! | allocations | 0 (a `VecDeque`) | 0 (the spare block) |
 //! | cache lines that cross between the cores | ~6: mailbox lock and state, its buffer, the wake list's lock, its buffer, the `pending` flag, the `Remote`'s reference count | 3: the mailbox's senders' line, the message's slot, the ring slot; of these, 2 lie between the wake and the receipt |
 //! | system calls while both workers are awake | an `epoll_wait(0)` whenever the reply was already queued when the thread parked (the scheduler polled between rounds) | none (it polls between rounds only when a thread waits on a socket) |
