@@ -103,30 +103,29 @@
 //! `strace -c -f`.)
 //!
 //! **The receiver** found its queue empty and its worker with nothing else
-//! to run, so it did not park: it spins in `receive`, looking at its stub's
-//! `next` (`runtime::spin`; it stops at once, and parks, when another green
+//! to run, so it did not park: it spins in `receive`, looking at the next
+//! slot's `ready` flag (`runtime::spin`; it stops at once, and parks, when another green
 //! thread of its worker becomes ready, another OS thread wakes one, a dump
 //! asks, or a thread waits on a socket, and it is bounded by the next timer).
-//! Before it spins it hands the stub it is done with back as the spare (a
-//! compare-and-swap on the senders' line), while its reply is on its way
-//! and nothing is yet on the way to it.
+//! **The sender**, in [`Ractor::send`]: claims the next slot of the
+//! mailbox's current block and checks `CLOSED` (one compare-and-swap on the
+//! senders' line; once a block, it also installs the next block — the
+//! mailbox's spare one while two Ractors talk back and forth, so nothing is
+//! allocated), writes the message and the slot's `ready` flag (one line, the
+//! slot's), and after a `SeqCst` fence loads the mailbox's `state` (the
+//! senders' line, which it holds), which tells it that nobody waits: no
+//! wake, no remote ring, no eventfd.
 //!
-//! **The sender**, in [`Ractor::send`]: adds itself to the mailbox's sender
-//! count and checks `CLOSED` (one read-modify-write on the senders' line),
-//! takes the spare node (a swap there; no allocation while two Ractors talk
-//! back and forth), writes the message into it, swaps it in as the tail and
-//! links the previous node — the stub the receiver watches — to it (a swap
-//! and a store), and leaves the count, which tells it that nobody waits:
-//! no wake, no remote ring, no fence, no eventfd.
+//! **The receiver** sees the slot's `ready` flag and reads the message
+//! beside it, on the line it has just fetched, and returns it: no park, no
+//! wake, no switch, no scheduler.
 //!
-//! **The receiver** sees the link, reads the message from the node (its
-//! next stub) and returns it: no park, no wake, no switch, no scheduler.
-//!
-//! | per one-way message | Mutex mailbox, locked wake list | lock-free mailbox, parked receiver woken through the ring | now: the receiver spins |
+//! | per one-way message | Mutex mailbox, locked wake list | lock-free node per message, parked receiver woken through the ring | now: blocks of slots, the receiver spins |
 //! |---|---|---|---|
 //! | locks taken | 5 | 0 | 0 |
-//! | atomic read-modify-writes | 14 | 10 and a fence | 5 (sender 4, receiver 1) |
-//! | cache lines that cross between the cores | ~6 | 4: the senders' line, the two nodes, the ring slot; 3 of them after the wake | 3: the senders' line and the two nodes; 2 of them (the link, the message) after the message is linked |
+//! | atomic read-modify-writes | 14 | 10 and a fence | 1 (the sender's claim) and the sender's fence; a block's worth of messages adds 2 |
+//! | cache lines that cross between the cores | ~6 | 4: the senders' line, the two nodes, the ring slot; 3 of them after the wake | the slot's line, and the senders' line only when the receiver last wrote it (to wait, or once a block to hand back the spare) |
+//! | allocations | 0 (a `VecDeque`) | 0 (the spare node) | 0 (the spare block) |
 //! | system calls while both workers are awake | an `epoll_wait(0)` at times | none | none |
 //! | scheduler hops | 1 | 1 (the ring, then the run queue, then a switch) | 0 |
 //! | when the receiver's worker slept | eventfd write + epoll return | the same | the same, only then |
@@ -172,15 +171,11 @@
 //! trips): 50,016 `epoll_wait`s and 50,544 `write`s before, 2,776
 //! `epoll_wait`s now.
 //!
-//! What is left above the floor is the queue's own lines, in a chain: the
-//! sender's read-modify-writes drain its store buffer, so its misses on the
-//! senders' line (which the receiver wrote handing back the spare), on the
-//! spare node (which the receiver read last) and on the stub's `next` (which
-//! the receiver watches) come one after the other, and then the receiver
-//! misses on the link and on the message; a channel that keeps the message
-//! beside its ready flag (crossbeam's slots) has the receiver miss once.
-//! Handing spare nodes back in batches, so that the senders' line stays with
-//! the sender, would take one miss out of each message.
+//! The figures above were taken with a node per message (the spinning
+//! receiver alone); the queue of blocks of slots, which followed it, keeps
+//! the message beside its `ready` flag and hands the spare back once a
+//! block, taking the node and stub misses out of each message (see the
+//! mailbox's module docs); the README's table has the run of both together.
 //!
 //! # What an idle Ractor costs
 //!
@@ -195,7 +190,7 @@
 //! | what | size | heap per Ractor |
 //! |---|---|---|
 //! | ports (`Arc`): the mailbox's two cache lines (128 B), the outbox (120 B), 64-byte aligned | 256 B | ~370 B (aligned block and header) |
-//! | the mailbox's stub node | 16 B | 32 B |
+//! | the mailbox's first block: none until the first message (see its module docs) | 0 | 0 |
 //! | outcome (`Arc<Mutex<…>>`: finished, value, joiners) | 88 B | 112 B |
 //! | green thread: its entry in the task slab | 56 B | 64 B, ~84 B with the slab's spare capacity |
 //! | green thread: its fiber (`Rc<Fiber>`) | 32 B | 48 B |
@@ -231,8 +226,8 @@
 //! back to a per-thread pool (about 150 more `process_madvise`s when more
 //! than 4,096 are free, to give the coldest back); the other calls are
 //! glibc growing its heaps (`brk`, and `mprotect` for the workers' arenas,
-//! ~1,200) and the main thread's waits. Ractor::new makes three
-//! allocations (ports, stub, outcome) and one box, takes the chosen
+//! ~1,200) and the main thread's waits. Ractor::new makes two
+//! allocations (ports, outcome) and one box, takes the chosen
 //! worker's inbox lock and pushes the job; the worker's dispatching green
 //! thread takes all queued jobs at once and spawns each (a slab entry, a
 //! run-queue push): the detour through it costs a switch and a wake per
