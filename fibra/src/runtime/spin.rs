@@ -122,11 +122,27 @@ mod tests {
     #[cfg_attr(miri, ignore = "epoll")]
     fn no_spin_once_a_timer_is_due() {
         runtime::run(|| {
-            let sleeper = crate::spawn(|| crate::time::sleep(Duration::from_millis(1)));
+            // Far enough ahead that the loop cannot have expired the timer
+            // before this thread runs again, even under valgrind (with 1 ms
+            // it did, and the spin then had no timer to stop it).
+            let deadline = Instant::now() + Duration::from_millis(200);
+            let woke = Rc::new(Cell::new(false));
+            let sleeper = {
+                let woke = woke.clone();
+                crate::spawn(move || {
+                    crate::time::sleep_until(deadline);
+                    woke.set(true);
+                })
+            };
             runtime::yield_now();
-            std::thread::sleep(Duration::from_millis(2));
-            assert_eq!(poll_while_idle(FOREVER, || None::<()>), Err(GaveUp::Busy));
+            assert!(!woke.get(), "the sleeper's timer is still pending");
+            std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+            // A spin that missed the due timer would time out (and fail)
+            // rather than hang the test.
+            let limit = Duration::from_secs(10);
+            assert_eq!(poll_while_idle(limit, || None::<()>), Err(GaveUp::Busy));
             sleeper.join().unwrap();
+            assert!(woke.get());
         });
     }
 
