@@ -218,10 +218,10 @@ impl<T> Block<T> {
         if block.is_null() {
             alloc::handle_alloc_error(layout);
         }
-        // SAFETY: the allocation holds the header and `SLOTS` slots after it
-        // (`slots` is where `extend` put them: `repr(C)`, and the header's size
-        // is already a multiple of a slot's alignment); each is written
-        // before anything reads it.
+        // The allocation holds the header and `SLOTS` slots after it (`slots`
+        // is where `extend` put them: `repr(C)`, and the header's size is
+        // already a multiple of a slot's alignment).
+        // SAFETY: so each write is in bounds, and each is made before anything reads it.
         unsafe {
             ptr::addr_of_mut!((*block).next).write(AtomicPtr::new(ptr::null_mut()));
             for i in 0..Self::SLOTS {
@@ -652,10 +652,10 @@ impl<T> Mailbox<T> {
         if block.is_null() {
             return None;
         }
-        // SAFETY: only the consumer touches `head`; `block` holds it and is
-        // alive (only the consumer frees blocks, below); the slot's message
-        // is written once `ready` is (acquire: its sender's release), and
-        // its sender is then done with it.
+        // `block` holds `head` and is alive (only the consumer frees blocks,
+        // below); the slot's message is written once `ready` is (acquire: its
+        // sender's release), and its sender is then done with it.
+        // SAFETY: so, and only the consumer touches `head`.
         unsafe {
             let head = &mut *self.receiver.head.get();
             let offset = *head % Block::<T>::LAP;

@@ -131,10 +131,10 @@ impl GiveBack {
             self.ranges.clear();
             return;
         }
-        // SAFETY: each range is the used pages of a suspended stack whose
-        // bytes a `Compacted` holds and that nothing touches until that is
-        // dropped, which `add`'s caller puts after this; the part of the
-        // lowest page below the stack pointer is dead.
+        // Each range is the used pages of a suspended stack whose bytes a
+        // `Compacted` holds and that nothing touches until that is dropped,
+        // which `add`'s caller puts after this.
+        // SAFETY: so, and the part of the lowest page below the stack pointer is dead.
         if !unsafe { advice::advise_all(&self.ranges, GIVE_BACK) } {
             for range in &self.ranges {
                 // SAFETY: as above, one range at a time.
