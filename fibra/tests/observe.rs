@@ -1,6 +1,8 @@
 //! Seeing what green threads do: their names, the line fibra writes when one
 //! holds its OS thread too long, and the dump of every runtime.
 
+#[path = "support/crowd.rs"]
+mod crowd;
 mod support;
 
 use fibra::ractor::{Context, Pool, Ractor};
@@ -466,20 +468,9 @@ fn a_runtime_busy_in_a_long_computation_is_reported_busy_and_the_dump_returns() 
     busy.join().unwrap();
 }
 
-/// How many parked threads the large dump test parks: 100,000, except under
-/// qemu-user (the aarch64 run), which lacks `MADV_GUARD_INSTALL`, so each
-/// stack's guard page is an `mprotect` that splits a mapping, and the kernel's
-/// map count (`vm.max_map_count`) stops a process near 32,700 stacks.
-fn crowd_size() -> usize {
-    match std::env::var("FIBRA_TEST_RUNNER") {
-        Ok(runner) if !runner.trim().is_empty() => 20_000,
-        _ => 100_000,
-    }
-}
-
 #[test]
 fn a_dump_of_100_000_parked_threads_groups_them_by_backtrace() {
-    let n = crowd_size();
+    let n = crowd::crowd_size(100_000);
     on_os_thread("crowd", move || {
         runtime::Builder::new()
             .stack_size(fibra::fiber::MIN_STACK_SIZE)

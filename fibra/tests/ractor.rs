@@ -2,6 +2,9 @@
 //! rendezvous yield/take, select, every closed-port and finished-Ractor case as
 //! an error, remote panics, many Ractors, and the end of a pool.
 
+#[path = "support/crowd.rs"]
+mod crowd;
+
 use fibra::ractor::{Closed, Context, Pool, Ractor, RemoteError, SendError, TakeError, select};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -253,16 +256,18 @@ fn a_ractors_green_threads_stay_on_its_worker() {
 
 #[test]
 fn a_hundred_thousand_ractors_complete() {
-    const N: u64 = 100_000;
+    // All of them wait at once, each on its own stack: under qemu-user fewer
+    // (see `crowd_size`).
+    let n = crowd::crowd_size(100_000) as u64;
     let pool = Pool::new(2);
-    let ractors: Vec<Ractor<u64, (), u64>> = (0..N)
+    let ractors: Vec<Ractor<u64, (), u64>> = (0..n)
         .map(|_| pool.spawn(|ctx: &Context<u64>| ctx.receive().unwrap() + 1))
         .collect();
     for (i, r) in ractors.iter().enumerate() {
         r.send(i as u64).unwrap();
     }
     let total: u64 = ractors.into_iter().map(|r| r.join().unwrap()).sum();
-    assert_eq!(total, N * (N + 1) / 2);
+    assert_eq!(total, n * (n + 1) / 2);
 }
 
 #[test]
