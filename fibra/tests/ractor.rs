@@ -360,3 +360,18 @@ fn a_receiving_ractor_lets_a_woken_thread_of_its_worker_run() {
     }
     assert_eq!(r.join().unwrap(), (0..ROUNDS).collect::<Vec<_>>());
 }
+
+/// A pool whose runtime cannot start (here: a stack size no OS can reserve)
+/// refuses to be made, with the runtime's reason, instead of taking Ractors
+/// that would never run.
+#[test]
+fn a_pool_whose_runtime_cannot_start_says_why() {
+    let builder = fibra::runtime::Builder::new().stack_size(usize::MAX / 2);
+    let panic = std::panic::catch_unwind(|| Pool::with_runtime(2, builder)).unwrap_err();
+    let message = panic.downcast_ref::<String>().expect("a formatted message");
+    assert!(
+        message.contains("cannot start worker 0 of a Ractor pool"),
+        "{message}"
+    );
+    assert!(message.contains("stack"), "{message}");
+}

@@ -4,12 +4,14 @@
 //! that worker's OS thread, so nothing on their stacks ever changes thread.
 
 use super::census::{self, Entry};
+use super::error::panic_message;
 use crate::runtime::{self, RawRactor, Unparker};
 use std::cell::RefCell;
+use std::fmt;
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, mpsc};
 use std::thread;
 
 /// Work handed to a worker: a Ractor's body, to start as a green thread
@@ -87,7 +89,9 @@ impl Pool {
     ///
     /// # Panics
     ///
-    /// If the OS refuses a thread.
+    /// If the OS refuses a thread, or a worker's runtime cannot start (the
+    /// message gives the runtime's reason, e.g. a stack size the OS refuses);
+    /// the workers already started are then closed and joined.
     pub fn with_runtime(workers: usize, runtime: runtime::Builder) -> Pool {
         let workers: Arc<[Worker]> = (0..workers.max(1))
             .map(|_| Worker {
@@ -95,17 +99,45 @@ impl Pool {
                 load: AtomicUsize::new(0),
             })
             .collect();
-        let threads = (0..workers.len())
-            .map(|index| {
-                let workers = workers.clone();
-                let runtime = runtime.clone();
-                thread::Builder::new()
-                    .name(format!("fibra-ractor-{index}"))
-                    .spawn(move || runtime.run(move || dispatch(workers, index)))
-                    .expect("fibra: cannot start a worker thread")
-            })
-            .collect();
-        Pool { workers, threads }
+        // Built as the threads start, so that a panic below drops it: the
+        // workers already running are closed and joined.
+        let mut pool = Pool {
+            workers: workers.clone(),
+            threads: Vec::with_capacity(workers.len()),
+        };
+        let mut starts = Vec::with_capacity(workers.len());
+        for index in 0..workers.len() {
+            let workers = workers.clone();
+            let runtime = runtime.clone();
+            let (started, start) = mpsc::channel::<()>();
+            let thread = thread::Builder::new()
+                .name(format!("fibra-ractor-{index}"))
+                .spawn(move || {
+                    runtime.run(move || {
+                        let _ = started.send(());
+                        dispatch(workers, index)
+                    })
+                })
+                .expect("fibra: cannot start a worker thread");
+            pool.threads.push(thread);
+            starts.push(start);
+        }
+        // A runtime that cannot start (no file descriptor left for its
+        // reactor, a stack size the OS refuses) drops its `started` as its
+        // thread panics: the pool must not hand Ractors to a worker that will
+        // never run them, whose joiners would wait for ever.
+        for (index, start) in starts.into_iter().enumerate() {
+            if start.recv().is_err() {
+                let thread = pool.threads.remove(index);
+                let payload = thread.join().err();
+                let reason = payload
+                    .as_deref()
+                    .and_then(panic_message)
+                    .unwrap_or("its thread ended");
+                panic!("fibra: cannot start worker {index} of a Ractor pool: {reason}");
+            }
+        }
+        pool
     }
 
     /// The number of worker threads.
@@ -239,6 +271,20 @@ fn describe_ractors() -> Vec<RawRactor> {
     // `runtime::describe_ractors_with`), on this worker's OS thread, where
     // every body that receives runs: none is inside a receive then.
     unsafe { census::describe(index, inbox.jobs.iter().map(|job| &job.ractor)) }
+}
+
+impl fmt::Debug for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let loads: Vec<usize> = self
+            .workers
+            .iter()
+            .map(|w| w.load.load(Ordering::Relaxed))
+            .collect();
+        f.debug_struct("Pool")
+            .field("workers", &self.workers.len())
+            .field("ractors_per_worker", &loads)
+            .finish()
+    }
 }
 
 impl Drop for Pool {
