@@ -10,7 +10,7 @@
 # hands connections from its accepting thread to Ractors. Everything else runs
 # on one OS thread per runtime and is checked here only in passing.
 #
-# One adjustment, and four tests left out:
+# One adjustment, and five tests left out:
 #
 # - The context switch (arch/x86_64.rs) does not tell TSan that the stack
 #   changes (__tsan_switch_to_fiber). With TSan's default function entry/exit
@@ -33,6 +33,13 @@
 # - a_signal_lets_the_request_in_flight_finish_and_exits_0 (fibra-http): it runs
 #   the seed-server example, which the test selection here does not build; the
 #   server code it drives runs in tests/server.rs.
+# - dump_on_signal_prints_a_dump_on_stderr (tests/observe.rs): TSan defers a
+#   signal's handler until the thread that took it passes through TSan's own
+#   code again. In the test's child the handler ran only when the child's 60 s
+#   sleep ended (run alone, the dump came after 60 s), by which time its
+#   runtime had ended, so the dump read "0 runtimes". Natively the test passes;
+#   the dump it prints is the same `dump()` that the other observe tests check
+#   under TSan.
 #
 #   scripts/tsan.sh                        # every fibra and fibra-http test binary
 #   scripts/tsan.sh --test cross_thread    # only the cross-thread tests
@@ -59,5 +66,6 @@ selection=("$@")
 cargo +nightly test -Zbuild-std --target "$target" -p fibra -p fibra-http "${selection[@]}" -- \
   --skip a_thread_stack_overflow_is_still_rusts_to_report --skip ten_thousand_keep_alive_connections_at_once \
   --skip f12_a_panic_with_a_backtrace_fits_on_the_smallest_stack \
-  --skip a_signal_lets_the_request_in_flight_finish_and_exits_0
+  --skip a_signal_lets_the_request_in_flight_finish_and_exits_0 \
+  --skip dump_on_signal_prints_a_dump_on_stderr
 echo "tsan: no data race reported"
