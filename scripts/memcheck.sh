@@ -38,15 +38,22 @@ skip=(--skip a_hundred_thousand_ractors_complete --skip eight_senders_times_a_hu
 # run under valgrind to seconds; the fuzz target runs them without limit.
 export FIBRA_MODEL_CASES=1000
 
+# Valgrind runs one thread at a time, handing its lock from thread to thread.
+# With its default unfair lock, a thread that spins on another's progress (the
+# waker of tests/compaction.rs unparks in a loop, yielding every 64 unparks)
+# can take the lock back again and again and starve the thread it waits for:
+# that binary took 2 s for the test alone, 147 s, 411 s or over 600 s in whole
+# runs. --fair-sched=yes (a ticket lock) hands the lock round in turn: 10-15 s.
 status=0
 for bin in $binaries; do
   echo "memcheck: $(basename "$bin")"
-  # A run that hangs (seen once under valgrind, never natively) is retried once
-  # and reported, rather than stalling CI.
+  # A run that hangs (seen under valgrind before --fair-sched, never natively)
+  # is retried once and reported, rather than stalling CI.
   for attempt in 1 2; do
     rc=0
-    timeout 600 valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite \
-      --errors-for-leak-kinds=definite "$bin" --test-threads=1 -q "${skip[@]}" || rc=$?
+    timeout 600 valgrind --quiet --fair-sched=yes --error-exitcode=99 --leak-check=full \
+      --show-leak-kinds=definite --errors-for-leak-kinds=definite \
+      "$bin" --test-threads=1 -q "${skip[@]}" || rc=$?
     [ "$rc" = 124 ] && [ "$attempt" = 1 ] && { echo "memcheck: $(basename "$bin") timed out under valgrind; retrying once" >&2; continue; }
     break
   done
