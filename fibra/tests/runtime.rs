@@ -312,8 +312,10 @@ fn misuse_is_reported_clearly() {
     assert!(panic_message(&*err).contains("already running"));
     // Blocking from a fiber nested inside a green thread cannot suspend the
     // green thread: it panics (in the nested fiber, then in the green thread).
+    // The sleep is long so that it must block: a sleep whose deadline has
+    // passed by the time it looks (1 ms could, under valgrind) returns at once.
     fibra::run(|| {
-        let nested: fibra::Fiber = fibra::Fiber::new(|_, ()| sleep(Duration::from_millis(1)));
+        let nested: fibra::Fiber = fibra::Fiber::new(|_, ()| sleep(Duration::from_secs(3600)));
         let err = panic::catch_unwind(AssertUnwindSafe(|| nested.resume(()))).unwrap_err();
         assert!(panic_message(&*err).contains("on its own stack"));
     });
