@@ -3,7 +3,7 @@
 //! space until its stacks are used, and memory only for the pages fibers touch.
 
 use super::advice::{self, MADV_GUARD_INSTALL};
-use super::{MAP_STACK, overflow, page_size, too_large, valgrind};
+use super::{MAP_STACK, map_count, overflow, page_size, too_large, valgrind};
 use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +24,9 @@ pub(super) struct Chunk {
     carved: usize,
     /// Slots whose guard page is installed (carved or not yet).
     guarded: usize,
+    /// Of those, the guards made with `mprotect`, whose map entries
+    /// [`map_count`] counts until the chunk is unmapped.
+    protected: usize,
     slots: usize,
     registration: overflow::Registration,
     /// The ids of the carved stacks, when running under valgrind (see
@@ -86,6 +89,7 @@ impl Chunk {
             slot,
             carved: 0,
             guarded: 0,
+            protected: 0,
             slots,
             registration,
             valgrind_stacks,
@@ -137,7 +141,9 @@ impl Chunk {
                 return Ok(());
             }
         }
-        install_guard(guard(self.guarded), page)?;
+        if install_guard(guard(self.guarded), page)? == Guard::Protected {
+            self.protected += 1;
+        }
         self.guarded += 1;
         Ok(())
     }
@@ -168,16 +174,34 @@ impl Drop for Chunk {
         // drops a chunk only when none of its stacks is in use, unless it set
         // `keep_mapped`.
         unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+        if self.protected > 0 {
+            map_count::give_back(self.protected);
+        }
     }
 }
 
+/// How a guard page was made.
+#[derive(PartialEq)]
+enum Guard {
+    /// With `MADV_GUARD_INSTALL`, which costs no map entry.
+    Advised,
+    /// With `mprotect`, whose entries [`map_count`] counts.
+    Protected,
+}
+
 /// Makes `[addr, addr + len)` fault on access.
-fn install_guard(addr: *mut u8, len: usize) -> io::Result<()> {
+///
+/// # Errors
+///
+/// Where the guard would be made with `mprotect`: [`map_count`]'s error once
+/// fibra's guards hold their share of `vm.max_map_count`, and the kernel's
+/// (`ENOMEM` said in the same words) if it refuses the split.
+fn install_guard(addr: *mut u8, len: usize) -> io::Result<Guard> {
     if advice::guards_fault() && !GUARD_MADVISE_UNSUPPORTED.load(Ordering::Relaxed) {
         // SAFETY: the range lies inside a mapping this module owns and that no
         // stack uses yet.
         if unsafe { libc::madvise(addr.cast(), len, MADV_GUARD_INSTALL) } == 0 {
-            return Ok(());
+            return Ok(Guard::Advised);
         }
         let err = io::Error::last_os_error();
         if err.raw_os_error() != Some(libc::EINVAL) {
@@ -185,11 +209,13 @@ fn install_guard(addr: *mut u8, len: usize) -> io::Result<()> {
         }
         GUARD_MADVISE_UNSUPPORTED.store(true, Ordering::Relaxed);
     }
+    map_count::take_guard()?;
     // SAFETY: as above.
     if unsafe { libc::mprotect(addr.cast(), len, libc::PROT_NONE) } == 0 {
-        return Ok(());
+        return Ok(Guard::Protected);
     }
     let err = io::Error::last_os_error();
+    map_count::give_back(1);
     if cfg!(target_os = "linux") && err.raw_os_error() == Some(libc::ENOMEM) {
         return Err(io::Error::new(
             io::ErrorKind::OutOfMemory,
@@ -197,18 +223,9 @@ fn install_guard(addr: *mut u8, len: usize) -> io::Result<()> {
                 "fibra: the kernel refused another guard page ({err}); this kernel lacks \
                  MADV_GUARD_INSTALL, so each fiber stack costs two memory map entries: \
                  raise vm.max_map_count (now {}) or use fewer fibers",
-                max_map_count().map_or_else(|| "unknown".to_string(), |n| n.to_string())
+                map_count::limit().map_or_else(|| "unknown".to_string(), |n| n.to_string())
             ),
         ));
     }
     Err(err)
-}
-
-/// Linux's limit on memory map entries, which each `mprotect` guard splits.
-fn max_map_count() -> Option<u64> {
-    std::fs::read_to_string("/proc/sys/vm/max_map_count")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }

@@ -8,9 +8,42 @@
 //! default) near 32,700 stacks — where corosensei, `may` and Ruby stop. fibra
 //! instead carves many stacks out of one large reservation (a [`chunk`]) and marks
 //! each guard with `madvise(MADV_GUARD_INSTALL)` (Linux 6.13+), which does not split
-//! the mapping: a million stacks take a few hundred map entries. On an older kernel
-//! it falls back to `mprotect`, and if the kernel then refuses for lack of map
-//! entries the error says so and names `vm.max_map_count`.
+//! the mapping: a million stacks take a few hundred map entries.
+//!
+//! On an older kernel (Debian 12's 6.1, Ubuntu 22.04 and 24.04) and under
+//! qemu-user it falls back to `mprotect`, and each stack costs two entries
+//! again. Taking them all would leave none for the rest of the process — the
+//! next malloc arena, large allocation or OS thread would fail, and the process
+//! abort — so fibra counts the entries its `mprotect` guards hold ([`map_count`]) and stops
+//! short of the limit: it leaves an eighth of `vm.max_map_count` (at least
+//! 4,096; 8,191 of the default 65,530) to the process, and a fiber stack past
+//! that is refused with an `io::ErrorKind::OutOfMemory` error:
+//!
+//! ```text
+//! fibra: no stack for another fiber: fibra's 28669 fiber stacks hold 57338 of
+//! this process's vm.max_map_count (65530) memory map entries, and fibra leaves
+//! the last 8191 to the rest of the process (threads, malloc, libraries); here
+//! each stack's guard page is made with mprotect (no MADV_GUARD_INSTALL: Linux
+//! before 6.13, or qemu-user), which costs two entries: raise vm.max_map_count
+//! or hold fewer fibers at once
+//! ```
+//!
+//! That is about 28,600 stacks held at once by default (stacks freed go back
+//! to the pool and are reused without a new guard). [`fiber::Builder::build`]
+//! returns the error (and [`Fiber::new`] panics with it, as
+//! `std::thread::spawn` does when the OS refuses a thread); a green thread,
+//! whose stack is taken when it first runs, ends with it (its
+//! [`JoinHandle::join`] returns a [`JoinError`] that quotes it), and a
+//! Ractor ends with it as its [`RemoteError`]. The process goes on. Where the
+//! limit cannot be read, nothing is refused ahead, and the kernel's own
+//! refusal (`ENOMEM`) is reported with `vm.max_map_count` named. macOS has no
+//! such limit.
+//!
+//! [`fiber::Builder::build`]: crate::fiber::Builder::build
+//! [`Fiber::new`]: crate::Fiber::new
+//! [`JoinHandle::join`]: crate::runtime::JoinHandle::join
+//! [`JoinError`]: crate::runtime::JoinError
+//! [`RemoteError`]: crate::ractor::RemoteError
 //!
 //! # Platforms
 //!
@@ -38,6 +71,7 @@
 mod advice;
 mod chunk;
 mod compact;
+mod map_count;
 mod overflow;
 mod pool;
 mod valgrind;
