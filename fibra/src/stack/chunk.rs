@@ -223,7 +223,7 @@ fn install_guard(addr: *mut u8, len: usize) -> io::Result<Guard> {
                 "fibra: the kernel refused another guard page ({err}); this kernel lacks \
                  MADV_GUARD_INSTALL, so each fiber stack costs two memory map entries: \
                  raise vm.max_map_count (now {}) or use fewer fibers",
-                map_count::limit().map_or_else(|| "unknown".to_string(), |n| n.to_string())
+                map_count::max_map_count().map_or_else(|| "unknown".to_string(), |n| n.to_string())
             ),
         ));
     }

@@ -13,8 +13,10 @@
 //! kept for the rest of the process.
 //!
 //! Only the `mprotect` path counts: guards made with `MADV_GUARD_INSTALL` do
-//! not split mappings and cost nothing here.
+//! not split mappings and cost nothing here. Under valgrind, whose own table
+//! of mappings is smaller than the kernel's, the limit is valgrind's.
 
+use super::valgrind;
 use std::io;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,13 +29,20 @@ const PER_GUARD: usize = 2;
 /// The fewest map entries left to the rest of the process (see [`reserve`]).
 const MIN_RESERVE: usize = 4096;
 
+/// The memory segments valgrind tracks (its `VG_N_SEGMENTS`: 30,000 on Linux,
+/// as in 3.19): it stops the process ("FATAL: VG_N_SEGMENTS is too low") when
+/// the program maps more, well before `vm.max_map_count`, so under valgrind
+/// fibra takes its share of this instead (some 12,900 stacks with `mprotect`
+/// guards).
+const VALGRIND_SEGMENTS: usize = 30_000;
+
 /// Map entries that fibra's `mprotect` guards hold, in every thread's chunks.
 static HELD: AtomicUsize = AtomicUsize::new(0);
 
 /// Counts the map entries of one more `mprotect` guard, or refuses it when
-/// fibra's guards would then hold more than `vm.max_map_count` less the
-/// [`reserve`]. Where the limit cannot be read (no `/proc`, or not Linux),
-/// every guard is counted and none refused.
+/// fibra's guards would then hold more than the [`limit`] (`vm.max_map_count`)
+/// less the [`reserve`]. Where the limit cannot be read (no `/proc`, or not
+/// Linux), every guard is counted and none refused.
 ///
 /// # Errors
 ///
@@ -44,7 +53,7 @@ pub(super) fn take_guard() -> io::Result<()> {
     match limit() {
         Some(limit) if held > limit.saturating_sub(reserve(limit)) => {
             give_back(1);
-            Err(wall(held - PER_GUARD, limit))
+            Err(wall(held - PER_GUARD, limit, max_map_count()))
         }
         _ => Ok(()),
     }
@@ -70,28 +79,55 @@ fn reserve(limit: usize) -> usize {
     (limit / 8).max(MIN_RESERVE)
 }
 
-/// The error for a guard that would pass fibra's share of the limit.
-fn wall(held: usize, limit: usize) -> io::Error {
+/// The error for a guard that would pass fibra's share of `limit`, which is
+/// `vm.max_map_count` (`kernel`) or, under valgrind, the lower number of
+/// segments valgrind tracks.
+fn wall(held: usize, limit: usize, kernel: Option<usize>) -> io::Error {
+    let of = match kernel {
+        Some(max) if max == limit => {
+            format!("this process's vm.max_map_count ({limit}) memory map entries")
+        }
+        _ => format!(
+            "the {limit} memory map entries valgrind can track (fewer than \
+             vm.max_map_count, {})",
+            kernel.map_or_else(|| "unknown".to_string(), |n| n.to_string())
+        ),
+    };
     io::Error::new(
         io::ErrorKind::OutOfMemory,
         format!(
-            "fibra: no stack for another fiber: fibra's {stacks} fiber stacks hold {held} \
-             of this process's vm.max_map_count ({limit}) memory map entries, and fibra \
-             leaves the last {reserve} to the rest of the process (threads, malloc, \
-             libraries); here each stack's guard page is made with mprotect (no \
-             MADV_GUARD_INSTALL: Linux before 6.13, or qemu-user), which costs two \
-             entries: raise vm.max_map_count or hold fewer fibers at once",
+            "fibra: no stack for another fiber: fibra's {stacks} fiber stacks hold \
+             {held} of {of}, and fibra leaves the last {reserve} to the rest of the \
+             process (threads, malloc, libraries); here each stack's guard page is \
+             made with mprotect (no MADV_GUARD_INSTALL: Linux before 6.13, or \
+             qemu-user), which costs two entries: raise vm.max_map_count or hold \
+             fewer fibers at once",
             stacks = held / PER_GUARD,
             reserve = reserve(limit),
         ),
     )
 }
 
-/// Linux's limit on a process's memory map entries, read once; `None` where
-/// it cannot be read.
-pub(super) fn limit() -> Option<usize> {
+/// The most map entries the process may hold, found once: `vm.max_map_count`,
+/// and under valgrind no more than the [`VALGRIND_SEGMENTS`] it tracks.
+/// `None` where neither applies (no `/proc`, or not Linux).
+fn limit() -> Option<usize> {
     static LIMIT: OnceLock<Option<usize>> = OnceLock::new();
     *LIMIT.get_or_init(|| {
+        let kernel = max_map_count();
+        if valgrind::running() {
+            Some(kernel.map_or(VALGRIND_SEGMENTS, |k| k.min(VALGRIND_SEGMENTS)))
+        } else {
+            kernel
+        }
+    })
+}
+
+/// Linux's limit on a process's memory map entries, read once; `None` where
+/// it cannot be read.
+pub(super) fn max_map_count() -> Option<usize> {
+    static MAX: OnceLock<Option<usize>> = OnceLock::new();
+    *MAX.get_or_init(|| {
         std::fs::read_to_string("/proc/sys/vm/max_map_count")
             .ok()?
             .trim()
@@ -114,16 +150,23 @@ mod tests {
 
     #[test]
     fn the_error_names_the_limit_and_what_fibra_holds() {
-        let err = wall(57_338, 65_530);
+        let err = wall(57_338, 65_530, Some(65_530));
         assert_eq!(err.kind(), io::ErrorKind::OutOfMemory);
         let text = err.to_string();
         for part in [
-            "vm.max_map_count (65530)",
-            "28669 fiber stacks hold 57338",
+            "28669 fiber stacks hold 57338 of this process's vm.max_map_count (65530)",
             "leaves the last 8191",
             "mprotect",
         ] {
             assert!(text.contains(part), "{part}: {text}");
         }
+    }
+
+    #[test]
+    fn under_valgrind_the_error_names_its_lower_limit() {
+        let text = wall(25_904, VALGRIND_SEGMENTS, Some(65_530)).to_string();
+        let part = "hold 25904 of the 30000 memory map entries valgrind can track \
+                    (fewer than vm.max_map_count, 65530), and fibra leaves the last 4096";
+        assert!(text.contains(part), "{text}");
     }
 }

@@ -36,8 +36,9 @@
 //! [`JoinHandle::join`] returns a [`JoinError`] that quotes it), and a
 //! Ractor ends with it as its [`RemoteError`]. The process goes on. Where the
 //! limit cannot be read, nothing is refused ahead, and the kernel's own
-//! refusal (`ENOMEM`) is reported with `vm.max_map_count` named. macOS has no
-//! such limit.
+//! refusal (`ENOMEM`) is reported with `vm.max_map_count` named. Under
+//! valgrind, which tracks at most 30,000 mappings, the limit is that (some
+//! 12,900 stacks), and the error says so. macOS has no such limit.
 //!
 //! [`fiber::Builder::build`]: crate::fiber::Builder::build
 //! [`Fiber::new`]: crate::Fiber::new
