@@ -17,7 +17,8 @@
 # tests (800,000 messages, 10,000 connections) finish under qemu in seconds to a
 # minute. Two tests hold 20,000 parked stacks at once there instead of 100,000:
 # qemu ignores MADV_GUARD_INSTALL, so each guard is an mprotect that costs map
-# entries, and 100,000 would pass vm.max_map_count (tests/support/crowd.rs).
+# entries, and fibra refuses stacks past about 28,600 at the default
+# vm.max_map_count (tests/support/crowd.rs); tests/map_count.rs reaches that wall.
 # A machine with an aarch64 CPU runs `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
