@@ -194,8 +194,9 @@ enum Guard {
 /// # Errors
 ///
 /// Where the guard would be made with `mprotect`: [`map_count`]'s error once
-/// fibra's guards hold their share of `vm.max_map_count`, and the kernel's
-/// (`ENOMEM` said in the same words) if it refuses the split.
+/// fibra's guards hold their share of `vm.max_map_count`; the kernel's own
+/// refusal (`ENOMEM`, told with `vm.max_map_count` named too) if the rest of
+/// the process took the entries first.
 fn install_guard(addr: *mut u8, len: usize) -> io::Result<Guard> {
     if advice::guards_fault() && !GUARD_MADVISE_UNSUPPORTED.load(Ordering::Relaxed) {
         // SAFETY: the range lies inside a mapping this module owns and that no
