@@ -87,21 +87,60 @@ pub fn selects(wanted: &str, name: &str) -> bool {
     wanted == name || name.split(' ').next() == Some(wanted)
 }
 
-/// The cargo target directory: `CARGO_TARGET_DIR` when set, else the directory two
-/// levels above this executable (`target/<profile>/fibra-bench`), else `./target`.
+/// The cargo target directory: `CARGO_TARGET_DIR` when set, else the nearest
+/// directory above this executable that holds cargo's `CACHEDIR.TAG` (cargo
+/// writes one at the top of every target directory), else `./target`.
+///
+/// Counting levels up from the executable is not enough: the program runs
+/// from `target/<profile>/fibra-bench`, but its tests from
+/// `target/<profile>/deps/fibra_bench-…`, two levels up from which is
+/// `target/<profile>`, where `fibra-bench` is the program's file.
 pub fn target_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
         return PathBuf::from(dir);
     }
     std::env::current_exe()
         .ok()
-        .and_then(|exe| Some(exe.parent()?.parent()?.to_path_buf()))
+        .and_then(|exe| target_dir_above(&exe))
         .unwrap_or_else(|| PathBuf::from("target"))
+}
+
+/// The nearest directory above `exe` with a `CACHEDIR.TAG` file in it.
+fn target_dir_above(exe: &Path) -> Option<PathBuf> {
+    exe.ancestors()
+        .skip(1)
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .map(Path::to_path_buf)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_target_dir_is_found_from_a_test_binary_and_from_the_program() {
+        let top = std::env::temp_dir().join(format!("fibra-bench-target-{}", std::process::id()));
+        let deps = top.join("release/deps");
+        std::fs::create_dir_all(&deps).unwrap();
+        std::fs::write(
+            top.join("CACHEDIR.TAG"),
+            "Signature: 8a477f597d28d172789f06886806bc55",
+        )
+        .unwrap();
+        // The program's file beside the tests' directory, as after `cargo run --release`.
+        std::fs::write(top.join("release/fibra-bench"), "").unwrap();
+        assert_eq!(
+            target_dir_above(&deps.join("fibra_bench-0123")),
+            Some(top.clone())
+        );
+        assert_eq!(
+            target_dir_above(&top.join("release/fibra-bench")),
+            Some(top.clone())
+        );
+        // And this very test binary's own target directory holds the tag.
+        assert!(target_dir().join("CACHEDIR.TAG").is_file());
+        std::fs::remove_dir_all(&top).unwrap();
+    }
 
     #[test]
     fn sizes_follow_the_level() {

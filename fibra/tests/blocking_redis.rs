@@ -125,3 +125,12 @@ fn a_thousand_green_threads_use_a_sync_redis_client_through_blocking() {
     );
     drop(server);
 }
+
+/// Whether the server is there is looked up on `PATH`, not judged from a spawn
+/// (under qemu-user the spawn of a missing program succeeds and the child
+/// exits 127, which read as a server that failed to start).
+#[test]
+fn a_missing_server_is_looked_up_not_spawned() {
+    assert!(redis_server::on_path("sh"));
+    assert!(!redis_server::on_path("fibra-no-such-program"));
+}

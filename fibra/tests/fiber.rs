@@ -176,6 +176,23 @@ fn a_transferred_to_fiber_suspends_to_the_original_resumer() {
     assert_eq!(a.resume(21), Err(FiberError::Transferring));
 }
 
+/// Ruby's `test_terminate_transferred_fiber` goes back to the fiber that
+/// transferred when the transferred-to fiber ends; fibra ends the chain at the
+/// `resume` that started it (the fiber docs' list of differences from Ruby).
+#[test]
+fn a_transferred_to_fiber_that_returns_ends_the_chain_at_the_resumer() {
+    let b: Rc<Fiber<u32, (), u32>> = Rc::new(Fiber::new(|_, n: u32| n * 10));
+    let b2 = b.clone();
+    let a = Fiber::new(move |y, n: u32| {
+        let _ = y.transfer(&b2, n + 1);
+        unreachable!("nothing transfers back to a");
+    });
+    assert_eq!(a.resume(1).unwrap(), Step::Return(20));
+    assert_eq!(b.status(), Status::Dead);
+    assert_eq!(a.status(), Status::Transferred);
+    assert_eq!(a.resume(0), Err(FiberError::Transferring));
+}
+
 #[test]
 fn a_panic_reaches_the_resumer_and_kills_the_fiber() {
     let fiber: Fiber<(), (), ()> = Fiber::new(|y, ()| {

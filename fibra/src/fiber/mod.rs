@@ -81,12 +81,20 @@
 //! resume a transferring fiber" (`Transferring`), "attempt to transfer to a
 //! yielding fiber" (`Yielding`), "dead fiber called" (`Dead`), "attempt to resume
 //! the current fiber" and "attempt to resume a resumed fiber (double resume)"
-//! (both `Running`). fibra differs in three places, each for a reason:
+//! (both `Running`). fibra differs in four places, each for a reason:
 //!
 //! - A fiber that was transferred to may `suspend`: it hands its value to the
 //!   `resume` that started the chain (Ruby raises "attempt to yield on a not
 //!   resumed fiber"). The chain has exactly one resumer, so the value has one
 //!   place to go.
+//! - A fiber that was transferred to and *returns* (or panics) ends the chain
+//!   too: its value comes out of that same `resume`, as `Step::Return`. Ruby
+//!   goes back to the fiber that transferred (`test_terminate_transferred_fiber`
+//!   in Ruby's `test_fiber.rb`). That fiber is suspended in its `transfer`
+//!   and stays `Transferred`, so only another `transfer` continues it: one rule
+//!   for every way out of a chain (suspend, return, panic), and a typed return
+//!   value that has exactly one place to go — the transferring fiber waits for
+//!   an `I`, not for the other fiber's `R`.
 //! - `transfer` to the current fiber is Err `Running` (Ruby returns the value at
 //!   once): a typed fiber would have to send itself an `I` and receive it as
 //!   the same `I`, which is a no-op the caller can write without a switch.

@@ -18,6 +18,17 @@ const READY_WITHIN: Duration = Duration::from_secs(30);
 /// another process before the server binds it.
 const ATTEMPTS: usize = 3;
 
+/// Whether `PATH` names a directory that holds an executable `program`.
+pub fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
 /// A running `redis-server`, killed and reaped on drop.
 pub struct RedisServer {
     child: Child,
@@ -28,6 +39,11 @@ impl RedisServer {
     /// Starts a server on a free port of 127.0.0.1 and waits until it answers
     /// `PING`. `Ok(None)` when `redis-server` is not installed.
     pub fn start() -> io::Result<Option<RedisServer>> {
+        // Looked up first, not judged from the spawn: under qemu-user the
+        // spawn of a missing program succeeds, and the child exits 127.
+        if !on_path(PROGRAM) {
+            return Ok(None);
+        }
         let mut last_error = None;
         for _ in 0..ATTEMPTS {
             let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
