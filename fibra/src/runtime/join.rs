@@ -140,12 +140,6 @@ impl<T> JoinHandle<T> {
         }
     }
 
-    /// Makes `task` be woken when the thread finishes (as `join` does for the
-    /// thread that calls it).
-    pub(crate) fn notify_on_finish(&self, task: TaskId) {
-        self.slot.joiner.set(Some(task));
-    }
-
     /// Whether the thread has finished (returned, panicked or been cancelled).
     pub fn is_finished(&self) -> bool {
         self.slot.outcome.borrow().is_some()

@@ -175,6 +175,7 @@
 //! | `Thread.stop`, `thread.wakeup` | [`park`], [`Unparker::unpark`] |
 //! | `Timeout.timeout(s) { … }` | [`time::timeout`](crate::time::timeout) |
 
+pub(crate) mod deadline;
 mod dump;
 mod dump_signal;
 mod join;

@@ -1,0 +1,107 @@
+//! The deadlines of the [`timeout`](crate::time::timeout)s a green thread is
+//! inside: a stack per thread, outermost first, kept by the scheduler so that
+//! every park of the thread sees them (the nearest is armed as a timer while it
+//! parks, and a passed one unwinds the work from there).
+//!
+//! The records live here, on the heap, not on the thread's stack: the
+//! scheduler reads them at a park and a compacted stack is never read.
+
+use super::scheduler;
+use super::task::TaskId;
+use std::any::Any;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// The panic payload that unwinds the work of a `timeout` whose deadline
+/// passed. It names that timeout, so that the `timeout`s nested inside it let
+/// it go on to the one it is for.
+pub(crate) struct Expired(u64);
+
+impl Expired {
+    /// Whether `payload` is the expiry of the deadline `id`.
+    pub(crate) fn is_of(payload: &(dyn Any + Send), id: u64) -> bool {
+        payload.downcast_ref::<Expired>().is_some_and(|e| e.0 == id)
+    }
+}
+
+/// The deadlines of every green thread that is inside a `timeout`.
+#[derive(Default)]
+pub(super) struct Deadlines {
+    /// Per thread: (deadline, id), outermost first. A thread with none has no
+    /// entry, so that `is_empty` says whether any park need look.
+    by_thread: HashMap<TaskId, Vec<(Instant, u64)>>,
+    next_id: u64,
+}
+
+impl Deadlines {
+    pub(super) fn is_empty(&self) -> bool {
+        self.by_thread.is_empty()
+    }
+
+    /// Adds `at` as `task`'s innermost deadline; returns its id.
+    pub(super) fn push(&mut self, task: TaskId, at: Instant) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.by_thread.entry(task).or_default().push((at, id));
+        id
+    }
+
+    /// Removes deadline `id` of `task` (the innermost, unless a fiber that the
+    /// thread resumed left a `timeout` suspended: any is found by its id).
+    pub(super) fn remove(&mut self, task: TaskId, id: u64) {
+        let Some(stack) = self.by_thread.get_mut(&task) else {
+            return;
+        };
+        if let Some(at) = stack.iter().rposition(|&(_, i)| i == id) {
+            stack.remove(at);
+        }
+        if stack.is_empty() {
+            self.by_thread.remove(&task);
+        }
+    }
+
+    /// The outermost of `task`'s deadlines that has passed at `now`: unwinding
+    /// to it ends every `timeout` inside it too, so it is the one to expire
+    /// (an inner deadline further off must not mask an outer one).
+    pub(super) fn expired(&self, task: TaskId, now: Instant) -> Option<Expired> {
+        let stack = self.by_thread.get(&task)?;
+        stack
+            .iter()
+            .find(|&&(at, _)| at <= now)
+            .map(|&(_, id)| Expired(id))
+    }
+
+    /// The nearest of `task`'s deadlines, if it has any.
+    pub(super) fn nearest(&self, task: TaskId) -> Option<Instant> {
+        self.by_thread.get(&task)?.iter().map(|&(at, _)| at).min()
+    }
+}
+
+/// A deadline of the running green thread, in force until this is dropped
+/// (see `Scheduler::start_deadline`).
+pub(crate) struct Deadline {
+    task: TaskId,
+    id: u64,
+}
+
+impl Deadline {
+    pub(super) fn new(task: TaskId, id: u64) -> Deadline {
+        Deadline { task, id }
+    }
+
+    /// Names this deadline in the [`Expired`] payload that its expiry unwinds
+    /// with.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        // Its runtime may be gone (a thread unwound as its runtime is
+        // dropped): then so are its deadlines.
+        if let Some(scheduler) = scheduler::try_current() {
+            scheduler.end_deadline(self.task, self.id);
+        }
+    }
+}
