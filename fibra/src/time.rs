@@ -1,11 +1,12 @@
 //! Timers for green threads: [`sleep`] parks only the calling green thread, and
 //! [`timeout`] bounds how long work may take.
 
-use crate::runtime::deadline::Expired;
 use crate::runtime::scheduler;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::time::{Duration, Instant};
+
+pub use crate::runtime::deadline::Expired;
 
 /// Parks the calling green thread for at least `duration`; the others run
 /// meanwhile (Ruby's `sleep`). Never blocks the OS thread.
@@ -110,11 +111,11 @@ impl std::error::Error for Elapsed {}
 /// caller (and wins over a deadline that passed meanwhile: a panic is never
 /// turned into `Err(Elapsed)`). A [`Cancelled`](crate::runtime::Cancelled)
 /// unwind, or the expiry of an outer `timeout`, goes on through this one
-/// untouched. The expiry itself is a panic payload private to fibra, started
+/// untouched. The expiry itself is a panic with an [`Expired`] payload, started
 /// with [`std::panic::resume_unwind`] (so no panic message is printed): code
-/// inside `f` that catches panics must let payloads it does not know go on, as
-/// it must for `Cancelled` (see there) — else the work goes on past its limit,
-/// until its next wait ends it again. A thread that is already unwinding is
+/// inside `f` that catches panics must let it go on, as it must `Cancelled`
+/// (see there) — else the work goes on past its limit, until its next wait
+/// ends it again. A thread that is already unwinding is
 /// never handed a second unwind: the waits of destructors that run during an
 /// unwind (of a panic, a cancel, or any timeout's) are not ended by a deadline.
 ///

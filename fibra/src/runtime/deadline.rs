@@ -12,10 +12,18 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::time::Instant;
 
-/// The panic payload that unwinds the work of a `timeout` whose deadline
-/// passed. It names that timeout, so that the `timeout`s nested inside it let
-/// it go on to the one it is for.
-pub(crate) struct Expired(u64);
+/// The panic payload that unwinds the work of a
+/// [`timeout`](crate::time::timeout) whose deadline passed, from the wait
+/// where the work was. It names that `timeout`, so that the `timeout`s nested
+/// inside it let it go on to the one it is for, which returns
+/// [`Elapsed`](crate::time::Elapsed).
+///
+/// Code that catches panics with [`std::panic::catch_unwind`] inside a
+/// `timeout` must let this one go on, as it must let
+/// [`Cancelled`](crate::runtime::Cancelled) go on (see there): else the work
+/// runs on past its limit, until its next wait ends it again.
+#[derive(Debug)]
+pub struct Expired(u64);
 
 impl Expired {
     /// Whether `payload` is the expiry of the deadline `id`.

@@ -64,7 +64,8 @@
 //! [`run`] returns when its first green thread returns (as a Ruby program ends
 //! with its main thread). The green threads still alive then are cancelled: each
 //! unwinds from where it is parked, so its destructors run, before `run`
-//! returns. If every green thread is parked and nothing can ever wake one (no
+//! returns (one already unwinding from its own panic finishes that unwind:
+//! see [`JoinHandle::cancel`]). If every green thread is parked and nothing can ever wake one (no
 //! timer, no socket, no [`Unparker`] held elsewhere), `run` panics with a
 //! deadlock message instead of hanging.
 //!

@@ -7,11 +7,22 @@
 //! and then parks never sleeps through it. Parking may also end spuriously, so
 //! every parking site in fibra parks in a loop that re-checks its condition.
 //!
-//! Cancelling a thread (a timed-out `timeout`, `JoinHandle::cancel`, the end of
-//! the runtime) marks it and wakes it; its next park, or the one it is in,
-//! unwinds its stack with a [`Cancelled`] panic, so its destructors run. That
-//! happens once ([`Cancel`]): the parks made by those destructors are ordinary
-//! parks, and complete.
+//! Cancelling a thread (`JoinHandle::cancel`, the end of the runtime) marks it
+//! and wakes it; its next park, or the one it is in, unwinds its stack with a
+//! [`Cancelled`] panic, so its destructors run. That happens once ([`Cancel`]):
+//! the parks made by those destructors are ordinary parks, and complete.
+//!
+//! A thread inside a [`timeout`](crate::time::timeout) has deadlines
+//! (`deadline.rs`): each of its parks arms a timer at the nearest, and a park
+//! at or after one unwinds it with an [`Expired`](crate::time::Expired) panic
+//! that names the outermost deadline passed.
+//!
+//! A thread is never handed a second unwind: while its OS thread unwinds
+//! (`thread::panicking()`), a park may be in a destructor that runs during the
+//! unwind, and an unwind out of it would abort the process. A cancel or a
+//! deadline that comes then is *owed*: the thread is woken once the unwind has
+//! ended and takes it at that park — or never, if the unwind in flight was its
+//! own and ends it (see `interrupt`).
 //!
 //! Under `panic = "abort"` nothing can unwind, so a cancelled thread is
 //! *abandoned* instead: it never runs again, and its stack and everything on it
@@ -77,18 +88,20 @@ thread_local! {
 
 /// The panic payload that unwinds a cancelled green thread
 /// ([`JoinHandle::cancel`](super::JoinHandle::cancel), the end of
-/// [`run`](super::run), a [`timeout`](crate::time::timeout)).
+/// [`run`](super::run)).
 ///
 /// Code that catches panics with [`std::panic::catch_unwind`] inside a green
 /// thread — a server isolating its handlers, say — must let this one go on, or
-/// the thread would outlive its cancellation:
+/// the thread would outlive its cancellation; and so the expiry of a
+/// [`timeout`](crate::time::timeout) ([`Expired`](crate::time::Expired)), or
+/// the work would outlive its limit:
 ///
 /// ```
 /// use std::panic::{self, AssertUnwindSafe};
 ///
 /// fn isolate(work: impl FnOnce()) -> Result<(), String> {
 ///     panic::catch_unwind(AssertUnwindSafe(work)).map_err(|payload| {
-///         if payload.is::<fibra::runtime::Cancelled>() {
+///         if payload.is::<fibra::runtime::Cancelled>() || payload.is::<fibra::time::Expired>() {
 ///             panic::resume_unwind(payload);
 ///         }
 ///         "the work panicked".to_string()
