@@ -35,10 +35,21 @@ impl Expired {
 /// The deadlines of every green thread that is inside a `timeout`.
 #[derive(Default)]
 pub(super) struct Deadlines {
-    /// Per thread: (deadline, id), outermost first. A thread with none has no
-    /// entry, so that `is_empty` says whether any park need look.
-    by_thread: HashMap<TaskId, Vec<(Instant, u64)>>,
+    /// Per thread that has any (so that `is_empty` says whether a park need
+    /// look at all).
+    by_thread: HashMap<TaskId, Stack>,
     next_id: u64,
+}
+
+/// One thread's deadlines.
+#[derive(Default)]
+struct Stack {
+    /// (deadline, id), outermost first.
+    deadlines: Vec<(Instant, u64)>,
+    /// The deadline a timer is armed for, if one is: a park before it passes
+    /// need not arm another, so a thread that waits a million times inside one
+    /// `timeout` leaves one timer, not a million (see `to_arm`).
+    armed: Option<Instant>,
 }
 
 impl Deadlines {
@@ -50,7 +61,11 @@ impl Deadlines {
     pub(super) fn push(&mut self, task: TaskId, at: Instant) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
-        self.by_thread.entry(task).or_default().push((at, id));
+        self.by_thread
+            .entry(task)
+            .or_default()
+            .deadlines
+            .push((at, id));
         id
     }
 
@@ -60,10 +75,10 @@ impl Deadlines {
         let Some(stack) = self.by_thread.get_mut(&task) else {
             return;
         };
-        if let Some(at) = stack.iter().rposition(|&(_, i)| i == id) {
-            stack.remove(at);
+        if let Some(at) = stack.deadlines.iter().rposition(|&(_, i)| i == id) {
+            stack.deadlines.remove(at);
         }
-        if stack.is_empty() {
+        if stack.deadlines.is_empty() {
             self.by_thread.remove(&task);
         }
     }
@@ -72,16 +87,25 @@ impl Deadlines {
     /// to it ends every `timeout` inside it too, so it is the one to expire
     /// (an inner deadline further off must not mask an outer one).
     pub(super) fn expired(&self, task: TaskId, now: Instant) -> Option<Expired> {
-        let stack = self.by_thread.get(&task)?;
-        stack
+        self.by_thread
+            .get(&task)?
+            .deadlines
             .iter()
             .find(|&&(at, _)| at <= now)
             .map(|&(_, id)| Expired(id))
     }
 
-    /// The nearest of `task`'s deadlines, if it has any.
-    pub(super) fn nearest(&self, task: TaskId) -> Option<Instant> {
-        self.by_thread.get(&task)?.iter().map(|&(at, _)| at).min()
+    /// When to arm a timer for `task`, about to park at `now`: its nearest
+    /// deadline, unless that has passed (it is due now, not later) or a timer
+    /// armed for it is still pending (it fires at that deadline, or after).
+    pub(super) fn to_arm(&mut self, task: TaskId, now: Instant) -> Option<Instant> {
+        let stack = self.by_thread.get_mut(&task)?;
+        let nearest = stack.deadlines.iter().map(|&(at, _)| at).min()?;
+        if nearest <= now || stack.armed == Some(nearest) {
+            return None;
+        }
+        stack.armed = Some(nearest);
+        Some(nearest)
     }
 }
 
@@ -111,5 +135,45 @@ impl Drop for Deadline {
         if let Some(scheduler) = scheduler::try_current() {
             scheduler.end_deadline(self.task, self.id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    const TASK: TaskId = TaskId {
+        index: 0,
+        serial: 1,
+    };
+
+    #[test]
+    fn the_outermost_passed_deadline_expires_and_the_nearest_is_armed_once() {
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        let mut deadlines = Deadlines::default();
+        assert!(deadlines.is_empty());
+        let outer = deadlines.push(TASK, ms(30));
+        let inner = deadlines.push(TASK, ms(10));
+        // An inner deadline further off does not mask the outer one.
+        let innermost = deadlines.push(TASK, ms(50));
+        assert_eq!(deadlines.to_arm(TASK, t0), Some(ms(10)));
+        assert_eq!(deadlines.to_arm(TASK, t0), None, "armed already");
+        assert!(deadlines.expired(TASK, ms(5)).is_none());
+        let expired = deadlines.expired(TASK, ms(10)).unwrap();
+        assert!(Expired::is_of(&expired, inner));
+        let expired = deadlines.expired(TASK, ms(60)).unwrap();
+        assert!(
+            Expired::is_of(&expired, outer),
+            "the outermost of those passed"
+        );
+        // Past its deadline, nothing is armed: it is due now.
+        assert_eq!(deadlines.to_arm(TASK, ms(20)), None);
+        deadlines.remove(TASK, innermost);
+        deadlines.remove(TASK, inner);
+        assert_eq!(deadlines.to_arm(TASK, t0), Some(ms(30)));
+        deadlines.remove(TASK, outer);
+        assert!(deadlines.is_empty());
     }
 }

@@ -44,7 +44,7 @@ use crate::fiber::Step;
 use crate::stack::{GiveBack, Stack};
 use slab::Slab;
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::panic;
 use std::rc::Rc;
@@ -224,7 +224,7 @@ pub(crate) struct Scheduler {
     /// their OS thread could not start when they parked because it was
     /// unwinding: woken once it no longer is, to take it then (see
     /// `interrupt`).
-    owed: RefCell<Vec<TaskId>>,
+    owed: RefCell<HashSet<TaskId>>,
 }
 
 impl Scheduler {
@@ -249,7 +249,7 @@ impl Scheduler {
             last_park: RefCell::new(HashMap::new()),
             spun_since: Cell::new(None),
             deadlines: RefCell::new(Deadlines::default()),
-            owed: RefCell::new(Vec::new()),
+            owed: RefCell::new(HashSet::new()),
             tasks: RefCell::new(Slab::new()),
             queue: RefCell::new(VecDeque::new()),
             running: Cell::new(None),
@@ -481,10 +481,7 @@ impl Scheduler {
             }
         };
         if std::thread::panicking() {
-            let mut owed = self.owed.borrow_mut();
-            if !owed.contains(&task) {
-                owed.push(task);
-            }
+            self.owed.borrow_mut().insert(task);
             return;
         }
         match expired {
@@ -533,12 +530,13 @@ impl Scheduler {
     }
 
     /// Arms a wake-up of the running `task`, about to park, at its nearest
-    /// deadline (one already passed is owed, not armed: see `interrupt`).
-    /// The one place a deadline becomes a timer.
+    /// deadline, unless one is armed for it already (one already passed is
+    /// owed, not armed: see `interrupt`). The one place a deadline becomes a
+    /// timer.
     #[cold]
     fn arm_deadline(&self, task: TaskId) {
-        let nearest = self.deadlines.borrow().nearest(task);
-        if let Some(at) = nearest.filter(|&at| at > Instant::now()) {
+        let at = self.deadlines.borrow_mut().to_arm(task, Instant::now());
+        if let Some(at) = at {
             self.wake_at(at, task);
         }
     }
