@@ -48,7 +48,7 @@ struct Stack {
     deadlines: Vec<(Instant, u64)>,
     /// The deadline a timer is armed for, if one is: a park before it passes
     /// need not arm another, so a thread that waits a million times inside one
-    /// `timeout` leaves one timer, not a million (see `to_arm`).
+    /// `timeout` leaves one timer, not a million (see `arm`).
     armed: Option<Instant>,
 }
 
@@ -95,10 +95,13 @@ impl Deadlines {
             .map(|&(_, id)| Expired(id))
     }
 
-    /// When to arm a timer for `task`, about to park at `now`: its nearest
-    /// deadline, unless that has passed (it is due now, not later) or a timer
-    /// armed for it is still pending (it fires at that deadline, or after).
-    pub(super) fn to_arm(&mut self, task: TaskId, now: Instant) -> Option<Instant> {
+    /// Records a timer as armed for the nearest deadline of `task`, about to
+    /// park at `now`, and returns that deadline for the caller to arm — or
+    /// `None` if none is to be armed: it has passed (it is due now, not
+    /// later), or the timer armed for it is still pending (a timer fires at
+    /// its deadline or after, so one armed for a deadline not yet passed has
+    /// not fired).
+    pub(super) fn arm(&mut self, task: TaskId, now: Instant) -> Option<Instant> {
         let stack = self.by_thread.get_mut(&task)?;
         let nearest = stack.deadlines.iter().map(|&(at, _)| at).min()?;
         if nearest <= now || stack.armed == Some(nearest) {
@@ -158,8 +161,8 @@ mod tests {
         let inner = deadlines.push(TASK, ms(10));
         // An inner deadline further off does not mask the outer one.
         let innermost = deadlines.push(TASK, ms(50));
-        assert_eq!(deadlines.to_arm(TASK, t0), Some(ms(10)));
-        assert_eq!(deadlines.to_arm(TASK, t0), None, "armed already");
+        assert_eq!(deadlines.arm(TASK, t0), Some(ms(10)));
+        assert_eq!(deadlines.arm(TASK, t0), None, "armed already");
         assert!(deadlines.expired(TASK, ms(5)).is_none());
         let expired = deadlines.expired(TASK, ms(10)).unwrap();
         assert!(Expired::is_of(&expired, inner));
@@ -169,10 +172,10 @@ mod tests {
             "the outermost of those passed"
         );
         // Past its deadline, nothing is armed: it is due now.
-        assert_eq!(deadlines.to_arm(TASK, ms(20)), None);
+        assert_eq!(deadlines.arm(TASK, ms(20)), None);
         deadlines.remove(TASK, innermost);
         deadlines.remove(TASK, inner);
-        assert_eq!(deadlines.to_arm(TASK, t0), Some(ms(30)));
+        assert_eq!(deadlines.arm(TASK, t0), Some(ms(30)));
         deadlines.remove(TASK, outer);
         assert!(deadlines.is_empty());
     }

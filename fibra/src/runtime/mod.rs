@@ -174,7 +174,7 @@
 //! | `Thread.current` | [`current`] |
 //! | `Thread.new { … }.name = "x"`, `thread.name` | [`ThreadBuilder::name`], [`Thread::name`] |
 //! | `Thread.stop`, `thread.wakeup` | [`park`], [`Unparker::unpark`] |
-//! | `Timeout.timeout(s) { … }` | [`time::timeout`](crate::time::timeout) |
+//! | `Timeout.timeout(s) { … }` | [`time::timeout`](crate::time::timeout)`(d, \|\| …)`, run on the calling thread as Ruby's is; enforced where the work waits, and a zero limit ends it at its first wait (Ruby: `0` is no limit) |
 
 pub(crate) mod deadline;
 mod dump;

@@ -535,7 +535,7 @@ impl Scheduler {
     /// timer.
     #[cold]
     fn arm_deadline(&self, task: TaskId) {
-        let at = self.deadlines.borrow_mut().to_arm(task, Instant::now());
+        let at = self.deadlines.borrow_mut().arm(task, Instant::now());
         if let Some(at) = at {
             self.wake_at(at, task);
         }
