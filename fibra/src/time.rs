@@ -115,9 +115,19 @@ impl std::error::Error for Elapsed {}
 /// with [`std::panic::resume_unwind`] (so no panic message is printed): code
 /// inside `f` that catches panics must let it go on, as it must `Cancelled`
 /// (see there) — else the work goes on past its limit, until its next wait
-/// ends it again. A thread that is already unwinding is
-/// never handed a second unwind: the waits of destructors that run during an
-/// unwind (of a panic, a cancel, or any timeout's) are not ended by a deadline.
+/// ends it again.
+///
+/// **No second unwind.** A thread that is already unwinding is never handed a
+/// second unwind (an unwind out of a destructor that runs during one aborts
+/// the process): the waits of destructors that run during an unwind — of a
+/// panic, a cancel, or any timeout's — complete, and so does the work of a
+/// `timeout` called from such a destructor. A deadline that passes meanwhile
+/// is enforced at the first wait after the unwind has ended, if the work is
+/// still running then. std counts panics per OS thread, not per green
+/// thread, so while any green thread of the runtime is parked in the middle
+/// of an unwind (in a destructor that waits), fibra cannot tell the others
+/// from it: their expired deadlines (and cancels) wait for that unwind to
+/// end too.
 ///
 /// **Changed in this version:** `f` used to run in a green thread of its own,
 /// which `timeout` cancelled and left behind when the limit passed: `Err`

@@ -4,11 +4,15 @@
 //! either far shorter than a wait that would never end, or far longer than
 //! work that does not wait.
 
+#[path = "support/without_hanging.rs"]
+mod hang;
+
 use fibra::net::{TcpListener, TcpStream};
 use fibra::runtime::{self, JoinError};
 use fibra::sync::Mutex;
 use fibra::sync::channel;
 use fibra::time::{Elapsed, sleep, timeout};
+use hang::without_hanging;
 use std::cell::Cell;
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -250,5 +254,63 @@ fn other_threads_run_while_the_work_waits() {
         sender.join().unwrap();
         ticker.join().unwrap();
         assert_eq!(ticks.get(), 3);
+    });
+}
+
+/// Waits for a message when dropped (during its thread's unwind).
+struct WaitsForGo(channel::Receiver<()>);
+impl Drop for WaitsForGo {
+    fn drop(&mut self) {
+        let _ = self.0.recv();
+    }
+}
+
+// std counts panics per OS thread: while another green thread is parked in
+// the middle of its unwind, an expired deadline cannot be told from one whose
+// own unwind is in flight. It waits for that unwind to end, and then ends the
+// work.
+#[test]
+fn a_deadline_that_passes_while_another_thread_unwinds_is_enforced_once_it_has() {
+    // Were the owed deadline never enforced, the hour-long sleep would go on.
+    without_hanging("an owed deadline", || {
+        fibra::run(|| {
+            let (go, wait) = channel::unbounded();
+            let unwinding = fibra::spawn(move || {
+                let _cleanup = WaitsForGo(wait);
+                panic!("ordinary failure");
+            });
+            runtime::yield_now();
+            let releaser = fibra::spawn(move || {
+                sleep(Duration::from_millis(20));
+                go.send(()).unwrap();
+            });
+            let late = timeout(Duration::from_millis(1), || sleep(HOUR));
+            assert!(late.is_err());
+            assert!(unwinding.join().is_err());
+            releaser.join().unwrap();
+        });
+    });
+}
+
+// A timeout called by a destructor that runs during an unwind cannot end its
+// work (that would be a second unwind): the work completes.
+#[test]
+fn a_timeout_inside_a_destructor_during_an_unwind_lets_its_work_complete() {
+    struct FlushOnDrop<'a>(&'a Cell<Option<Result<(), Elapsed>>>);
+    impl Drop for FlushOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.set(Some(timeout(Duration::ZERO, || {
+                sleep(Duration::from_millis(1))
+            })));
+        }
+    }
+    fibra::run(|| {
+        let flushed = Cell::new(None);
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            let _flush = FlushOnDrop(&flushed);
+            panic!("ordinary failure");
+        }));
+        assert!(outcome.is_err());
+        assert_eq!(flushed.get(), Some(Ok(())));
     });
 }
