@@ -85,10 +85,13 @@ impl Deadlines {
 
     /// The outermost of `task`'s deadlines that has passed at `now`: unwinding
     /// to it ends every `timeout` inside it too, so it is the one to expire
-    /// (an inner deadline further off must not mask an outer one).
-    pub(super) fn expired(&self, task: TaskId, now: Instant) -> Option<Expired> {
-        self.by_thread
-            .get(&task)?
+    /// (an inner deadline further off must not mask an outer one). The clock
+    /// is read only for a thread that has deadlines (while one thread is
+    /// inside a `timeout`, every park of the others asks too).
+    pub(super) fn expired(&self, task: TaskId, now: impl FnOnce() -> Instant) -> Option<Expired> {
+        let stack = self.by_thread.get(&task)?;
+        let now = now();
+        stack
             .deadlines
             .iter()
             .find(|&&(at, _)| at <= now)
@@ -101,10 +104,10 @@ impl Deadlines {
     /// later), or the timer armed for it is still pending (a timer fires at
     /// its deadline or after, so one armed for a deadline not yet passed has
     /// not fired).
-    pub(super) fn arm(&mut self, task: TaskId, now: Instant) -> Option<Instant> {
+    pub(super) fn arm(&mut self, task: TaskId, now: impl FnOnce() -> Instant) -> Option<Instant> {
         let stack = self.by_thread.get_mut(&task)?;
         let nearest = stack.deadlines.iter().map(|&(at, _)| at).min()?;
-        if nearest <= now || stack.armed == Some(nearest) {
+        if stack.armed == Some(nearest) || nearest <= now() {
             return None;
         }
         stack.armed = Some(nearest);
@@ -161,21 +164,21 @@ mod tests {
         let inner = deadlines.push(TASK, ms(10));
         // An inner deadline further off does not mask the outer one.
         let innermost = deadlines.push(TASK, ms(50));
-        assert_eq!(deadlines.arm(TASK, t0), Some(ms(10)));
-        assert_eq!(deadlines.arm(TASK, t0), None, "armed already");
-        assert!(deadlines.expired(TASK, ms(5)).is_none());
-        let expired = deadlines.expired(TASK, ms(10)).unwrap();
+        assert_eq!(deadlines.arm(TASK, || t0), Some(ms(10)));
+        assert_eq!(deadlines.arm(TASK, || t0), None, "armed already");
+        assert!(deadlines.expired(TASK, || ms(5)).is_none());
+        let expired = deadlines.expired(TASK, || ms(10)).unwrap();
         assert!(Expired::is_of(&expired, inner));
-        let expired = deadlines.expired(TASK, ms(60)).unwrap();
+        let expired = deadlines.expired(TASK, || ms(60)).unwrap();
         assert!(
             Expired::is_of(&expired, outer),
             "the outermost of those passed"
         );
-        // Past its deadline, nothing is armed: it is due now.
-        assert_eq!(deadlines.arm(TASK, ms(20)), None);
         deadlines.remove(TASK, innermost);
         deadlines.remove(TASK, inner);
-        assert_eq!(deadlines.arm(TASK, t0), Some(ms(30)));
+        // Past its deadline, nothing is armed: it is due now.
+        assert_eq!(deadlines.arm(TASK, || ms(40)), None);
+        assert_eq!(deadlines.arm(TASK, || t0), Some(ms(30)));
         deadlines.remove(TASK, outer);
         assert!(deadlines.is_empty());
     }

@@ -475,7 +475,7 @@ impl Scheduler {
         let expired = if cancelled {
             None
         } else {
-            match self.deadlines.borrow().expired(task, Instant::now()) {
+            match self.deadlines.borrow().expired(task, Instant::now) {
                 Some(expired) => Some(expired),
                 None => return,
             }
@@ -511,6 +511,7 @@ impl Scheduler {
             return None;
         }
         let task = self.running();
+        // The address of a local says which stack this code runs on.
         let here = std::ptr::from_ref(&at) as usize;
         let own_stack = self.tasks.borrow()[task.index]
             .code
@@ -535,7 +536,7 @@ impl Scheduler {
     /// timer.
     #[cold]
     fn arm_deadline(&self, task: TaskId) {
-        let at = self.deadlines.borrow_mut().arm(task, Instant::now());
+        let at = self.deadlines.borrow_mut().arm(task, Instant::now);
         if let Some(at) = at {
             self.wake_at(at, task);
         }
