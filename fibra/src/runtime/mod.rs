@@ -114,7 +114,8 @@
 //!   before `code`). An abandoned thread (under `panic = "abort"`) is leaked
 //!   whole.
 //! - *fibra's wait records* — the nodes of `sync`'s wait lists (mutex,
-//!   condvar, channels and `Select`), joins, timers, the reactor's
+//!   condvar, channels and `Select`), joins, timers, the deadlines of
+//!   `time::timeout`, the reactor's
 //!   registrations, Ractor mailbox and outbox waiters, `blocking`'s result
 //!   slot — are on the heap (slabs, `Rc`s and `Arc`s) and name the thread by
 //!   its id; a wake from another OS thread goes through the runtime's remote
