@@ -40,7 +40,8 @@ const IDLE: Duration = Duration::from_secs(10);
 ///
 /// Outside a runtime, `f` simply runs on the calling thread. If `f` panics, the
 /// panic continues in the caller. If the calling green thread is cancelled while
-/// it waits, `f` still runs to its end on the pool and its result is dropped.
+/// it waits (or the deadline of a [`timeout`](crate::time::timeout) around it
+/// passes), `f` still runs to its end on the pool and its result is dropped.
 pub fn blocking<F, T>(f: F) -> T
 where
     F: FnOnce() -> T + Send + 'static,

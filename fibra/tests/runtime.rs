@@ -195,7 +195,7 @@ fn many_os_threads_wake_many_green_threads() {
 }
 
 #[test]
-fn timeout_returns_the_value_in_time_and_cancels_late_work() {
+fn timeout_returns_the_value_in_time_and_unwinds_late_work() {
     let dropped = Rc::new(Cell::new(0));
     let d = dropped.clone();
     fibra::run(move || {
@@ -208,9 +208,11 @@ fn timeout_returns_the_value_in_time_and_cancels_late_work() {
         let err = late.unwrap_err();
         assert_eq!(err.limit(), Duration::from_millis(20));
         assert_eq!(err.to_string(), "timed out after 20ms");
-        // The cancelled work unwinds the next time it runs.
-        runtime::yield_now();
-        assert_eq!(d.get(), 1, "the late work's destructors ran");
+        assert_eq!(
+            d.get(),
+            1,
+            "the late work's destructors ran before Err came back"
+        );
     });
     assert_eq!(dropped.get(), 1);
 }
@@ -270,6 +272,170 @@ fn cancelling_a_parked_thread_unwinds_it() {
         h.cancel();
         assert!(matches!(h.join(), Err(JoinError::Cancelled)));
         assert_eq!(dropped.get(), 1);
+    });
+}
+
+/// A destructor that waits for `go` (and records that it began and ended),
+/// run while its green thread unwinds from its own panic.
+struct WaitingCleanup {
+    go: fibra::sync::channel::Receiver<()>,
+    began: Rc<Cell<bool>>,
+    ended: Rc<Cell<bool>>,
+}
+
+impl Drop for WaitingCleanup {
+    fn drop(&mut self) {
+        self.began.set(true);
+        // A wait during the unwind: it must complete, whatever happens meanwhile.
+        let _ = self.go.recv();
+        self.ended.set(true);
+    }
+}
+
+/// A thread that panics and, during the unwind, waits in `WaitingCleanup` for
+/// the returned sender; returns its handle once it waits there.
+fn panic_with_waiting_cleanup(
+    ended: &Rc<Cell<bool>>,
+) -> (fibra::sync::channel::Sender<()>, runtime::JoinHandle<()>) {
+    let (go, wait) = fibra::sync::channel::unbounded();
+    let began = Rc::new(Cell::new(false));
+    let cleanup = WaitingCleanup {
+        go: wait,
+        began: began.clone(),
+        ended: ended.clone(),
+    };
+    let h = fibra::spawn(move || {
+        let _cleanup = cleanup;
+        panic!("ordinary failure");
+    });
+    while !began.get() {
+        runtime::yield_now();
+    }
+    (go, h)
+}
+
+// Audit round 2, finding 3 (`cancel_during_panic cancel`): cancelling a thread
+// that is unwinding from its own panic aborted the process.
+#[test]
+fn cancelling_a_thread_that_unwinds_from_its_panic_lets_it_finish_and_join_reports_the_panic() {
+    fibra::run(|| {
+        let ended = Rc::new(Cell::new(false));
+        let (go, h) = panic_with_waiting_cleanup(&ended);
+        h.cancel();
+        runtime::yield_now();
+        assert!(
+            !ended.get(),
+            "the cleanup still waits: the cancel did not cut it"
+        );
+        go.send(()).unwrap();
+        let err = h.join().unwrap_err();
+        assert_eq!(
+            panic_message(&*err.into_panic().expect("the panic, not Cancelled")),
+            "ordinary failure"
+        );
+        assert!(ended.get());
+    });
+}
+
+// Finding 3 (`cancel_during_panic shutdown`): the end of `run` cancels a
+// thread that is unwinding from its own panic.
+#[test]
+fn the_end_of_run_lets_a_thread_unwinding_from_its_panic_finish() {
+    let ended = Rc::new(Cell::new(false));
+    let e = ended.clone();
+    fibra::run(move || {
+        let (go, _h) = panic_with_waiting_cleanup(&e);
+        // The cleanup can complete only after `run` has begun to end.
+        fibra::spawn(move || {
+            sleep(Duration::from_millis(5));
+            go.send(()).unwrap();
+        });
+    });
+    assert!(ended.get());
+}
+
+// Finding 3 (`cancel_during_panic timeout`): a timeout whose deadline passes
+// while its work unwinds from a panic; the panic continues in the caller.
+#[test]
+fn a_deadline_that_passes_while_the_work_unwinds_from_its_panic_does_not_cut_its_cleanup() {
+    fibra::run(|| {
+        let ended = Rc::new(Cell::new(false));
+        let (go, wait) = fibra::sync::channel::unbounded();
+        let cleanup = WaitingCleanup {
+            go: wait,
+            began: Rc::new(Cell::new(false)),
+            ended: ended.clone(),
+        };
+        let sender = fibra::spawn(move || {
+            sleep(Duration::from_millis(20));
+            go.send(()).unwrap();
+        });
+        let err = panic::catch_unwind(AssertUnwindSafe(|| {
+            timeout(Duration::from_millis(1), move || {
+                let _cleanup = cleanup;
+                panic!("ordinary failure");
+            })
+        }))
+        .unwrap_err();
+        assert_eq!(panic_message(&*err), "ordinary failure");
+        assert!(ended.get());
+        sender.join().unwrap();
+    });
+}
+
+// A cancel of a thread that catches its own panic and goes on is delivered at
+// its next park after the unwind.
+#[test]
+fn a_cancel_during_a_caught_unwind_is_delivered_at_the_next_park() {
+    fibra::run(|| {
+        let (go, wait) = fibra::sync::channel::unbounded();
+        let began = Rc::new(Cell::new(false));
+        let ended = Rc::new(Cell::new(false));
+        let cleanup = WaitingCleanup {
+            go: wait,
+            began: began.clone(),
+            ended: ended.clone(),
+        };
+        let h = fibra::spawn(move || {
+            let caught = panic::catch_unwind(AssertUnwindSafe(move || {
+                let _cleanup = cleanup;
+                panic!("caught failure");
+            }));
+            assert!(caught.is_err());
+            runtime::park();
+            "never"
+        });
+        while !began.get() {
+            runtime::yield_now();
+        }
+        h.cancel();
+        go.send(()).unwrap();
+        assert!(matches!(h.join(), Err(JoinError::Cancelled)));
+        assert!(ended.get());
+    });
+}
+
+// std counts panics per OS thread, so a cancelled thread cannot be told from
+// one whose unwind is in flight while another green thread is parked in the
+// middle of its own: its cancel waits for that unwind to end, and then goes
+// through.
+#[test]
+fn a_cancel_owed_while_another_thread_unwinds_is_delivered_once_it_has() {
+    fibra::run(|| {
+        let ended = Rc::new(Cell::new(false));
+        let (go, unwinding) = panic_with_waiting_cleanup(&ended);
+        // `park` may return spuriously: parks in a loop, as every wait does.
+        let parked = fibra::spawn(|| {
+            loop {
+                runtime::park();
+            }
+        });
+        runtime::yield_now();
+        parked.cancel();
+        go.send(()).unwrap();
+        assert!(matches!(parked.join(), Err(JoinError::Cancelled)));
+        assert!(unwinding.join().is_err());
+        assert!(ended.get());
     });
 }
 

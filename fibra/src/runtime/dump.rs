@@ -832,7 +832,7 @@ fn kind(state: &ThreadState) -> String {
             // as "sleep" and "socket … readable".
             match reason {
                 WaitReason::Socket { direction, .. } => format!("socket {direction:?}"),
-                WaitReason::Sleep { .. } | WaitReason::Timeout { .. } | WaitReason::Join { .. } => {
+                WaitReason::Sleep { .. } | WaitReason::Join { .. } => {
                     text.split(' ').next().unwrap_or_default().to_owned()
                 }
                 _ => text,

@@ -140,12 +140,6 @@ impl<T> JoinHandle<T> {
         }
     }
 
-    /// Makes `task` be woken when the thread finishes (as `join` does for the
-    /// thread that calls it).
-    pub(crate) fn notify_on_finish(&self, task: TaskId) {
-        self.slot.joiner.set(Some(task));
-    }
-
     /// Whether the thread has finished (returned, panicked or been cancelled).
     pub fn is_finished(&self) -> bool {
         self.slot.outcome.borrow().is_some()
@@ -158,6 +152,15 @@ impl<T> JoinHandle<T> {
     /// so is one cancelled before: a thread is told once, and the destructors
     /// that run during its unwind may block (sleep, lock, receive, join) and
     /// complete.
+    ///
+    /// A thread is never handed a second unwind. One that is unwinding from its
+    /// own panic when it is cancelled finishes that unwind first (its
+    /// destructors may still block, and complete): if the panic ends the
+    /// thread, `join` returns that panic, not `Cancelled`; if the thread
+    /// catches it and goes on, it is cancelled at its next block. (std counts
+    /// panics per OS thread, so fibra cannot tell this thread's unwind from
+    /// another green thread's of the same runtime that is blocked in the middle
+    /// of one: the cancel then waits for that unwind to end too.)
     ///
     /// Under `panic = "abort"` nothing can unwind: the thread is abandoned — it
     /// never runs again, its stack is leaked and its destructors do not run —

@@ -64,7 +64,8 @@
 //! [`run`] returns when its first green thread returns (as a Ruby program ends
 //! with its main thread). The green threads still alive then are cancelled: each
 //! unwinds from where it is parked, so its destructors run, before `run`
-//! returns. If every green thread is parked and nothing can ever wake one (no
+//! returns (one already unwinding from its own panic finishes that unwind:
+//! see [`JoinHandle::cancel`]). If every green thread is parked and nothing can ever wake one (no
 //! timer, no socket, no [`Unparker`] held elsewhere), `run` panics with a
 //! deadlock message instead of hanging.
 //!
@@ -113,7 +114,8 @@
 //!   before `code`). An abandoned thread (under `panic = "abort"`) is leaked
 //!   whole.
 //! - *fibra's wait records* — the nodes of `sync`'s wait lists (mutex,
-//!   condvar, channels and `Select`), joins, timers, the reactor's
+//!   condvar, channels and `Select`), joins, timers, the deadlines of
+//!   `time::timeout`, the reactor's
 //!   registrations, Ractor mailbox and outbox waiters, `blocking`'s result
 //!   slot — are on the heap (slabs, `Rc`s and `Arc`s) and name the thread by
 //!   its id; a wake from another OS thread goes through the runtime's remote
@@ -173,8 +175,9 @@
 //! | `Thread.current` | [`current`] |
 //! | `Thread.new { … }.name = "x"`, `thread.name` | [`ThreadBuilder::name`], [`Thread::name`] |
 //! | `Thread.stop`, `thread.wakeup` | [`park`], [`Unparker::unpark`] |
-//! | `Timeout.timeout(s) { … }` | [`time::timeout`](crate::time::timeout) |
+//! | `Timeout.timeout(s) { … }` | [`time::timeout`](crate::time::timeout)`(d, \|\| …)`, run on the calling thread as Ruby's is; enforced where the work waits, and a zero limit ends it at its first wait (Ruby: `0` is no limit) |
 
+pub(crate) mod deadline;
 mod dump;
 mod dump_signal;
 mod join;

@@ -7,17 +7,29 @@
 //! and then parks never sleeps through it. Parking may also end spuriously, so
 //! every parking site in fibra parks in a loop that re-checks its condition.
 //!
-//! Cancelling a thread (a timed-out `timeout`, `JoinHandle::cancel`, the end of
-//! the runtime) marks it and wakes it; its next park, or the one it is in,
-//! unwinds its stack with a [`Cancelled`] panic, so its destructors run. That
-//! happens once ([`Cancel`]): the parks made by those destructors are ordinary
-//! parks, and complete.
+//! Cancelling a thread (`JoinHandle::cancel`, the end of the runtime) marks it
+//! and wakes it; its next park, or the one it is in, unwinds its stack with a
+//! [`Cancelled`] panic, so its destructors run. That happens once ([`Cancel`]):
+//! the parks made by those destructors are ordinary parks, and complete.
+//!
+//! A thread inside a [`timeout`](crate::time::timeout) has deadlines
+//! (`deadline.rs`): each of its parks arms a timer at the nearest, and a park
+//! at or after one unwinds it with an [`Expired`](crate::time::Expired) panic
+//! that names the outermost deadline passed.
+//!
+//! A thread is never handed a second unwind: while its OS thread unwinds
+//! (`thread::panicking()`), a park may be in a destructor that runs during the
+//! unwind, and an unwind out of it would abort the process. A cancel or a
+//! deadline that comes then is *owed*: the thread is woken once the unwind has
+//! ended and takes it at that park — or never, if the unwind in flight was its
+//! own and ends it (see `interrupt`).
 //!
 //! Under `panic = "abort"` nothing can unwind, so a cancelled thread is
 //! *abandoned* instead: it never runs again, and its stack and everything on it
 //! are leaked (no destructor runs), as [`std::mem::forget`] would. Its
 //! [`JoinHandle::join`](super::JoinHandle::join) returns `Cancelled` all the same.
 
+use super::deadline::{Deadline, Deadlines};
 use super::dump::{DescribeRactors, RawThread, Section, ThreadState};
 use super::reactor::Reactor;
 use super::registry::Monitor;
@@ -32,7 +44,7 @@ use crate::fiber::Step;
 use crate::stack::{GiveBack, Stack};
 use slab::Slab;
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::panic;
 use std::rc::Rc;
@@ -76,18 +88,20 @@ thread_local! {
 
 /// The panic payload that unwinds a cancelled green thread
 /// ([`JoinHandle::cancel`](super::JoinHandle::cancel), the end of
-/// [`run`](super::run), a [`timeout`](crate::time::timeout)).
+/// [`run`](super::run)).
 ///
 /// Code that catches panics with [`std::panic::catch_unwind`] inside a green
 /// thread — a server isolating its handlers, say — must let this one go on, or
-/// the thread would outlive its cancellation:
+/// the thread would outlive its cancellation; and so the expiry of a
+/// [`timeout`](crate::time::timeout) ([`Expired`](crate::time::Expired)), or
+/// the work would outlive its limit:
 ///
 /// ```
 /// use std::panic::{self, AssertUnwindSafe};
 ///
 /// fn isolate(work: impl FnOnce()) -> Result<(), String> {
 ///     panic::catch_unwind(AssertUnwindSafe(work)).map_err(|payload| {
-///         if payload.is::<fibra::runtime::Cancelled>() {
+///         if payload.is::<fibra::runtime::Cancelled>() || payload.is::<fibra::time::Expired>() {
 ///             panic::resume_unwind(payload);
 ///         }
 ///         "the work panicked".to_string()
@@ -204,6 +218,13 @@ pub(crate) struct Scheduler {
     /// parking, leaves this behind: the loop then spins less, or not at all,
     /// once — a sleep sooner, never a wake lost.)
     spun_since: Cell<Option<Instant>>,
+    /// The deadlines of the `timeout`s each thread is inside.
+    deadlines: RefCell<Deadlines>,
+    /// Threads owed an unwind (a cancel, or a deadline that passed) that
+    /// their OS thread could not start when they parked because it was
+    /// unwinding: woken once it no longer is, to take it then (see
+    /// `interrupt`).
+    owed: RefCell<HashSet<TaskId>>,
 }
 
 impl Scheduler {
@@ -227,6 +248,8 @@ impl Scheduler {
             cold: RefCell::new(VecDeque::new()),
             last_park: RefCell::new(HashMap::new()),
             spun_since: Cell::new(None),
+            deadlines: RefCell::new(Deadlines::default()),
+            owed: RefCell::new(HashSet::new()),
             tasks: RefCell::new(Slab::new()),
             queue: RefCell::new(VecDeque::new()),
             running: Cell::new(None),
@@ -377,15 +400,17 @@ impl Scheduler {
     fn suspend_running(&self, state: State, wait: WaitReason) {
         let since = self.clock.get();
         let task = self.running();
+        if self.may_owe_unwind(task) {
+            self.interrupt(task);
+        }
         let fiber = {
             let mut tasks = self.tasks.borrow_mut();
             let entry = &mut tasks[task.index];
-            if entry.cancel == Cancel::Requested && !cfg!(panic = "abort") {
-                drop(tasks);
-                self.deliver_cancel(task);
-            }
             if state == State::Parked && std::mem::take(&mut entry.notified) {
                 return;
+            }
+            if state == State::Parked && !self.deadlines.borrow().is_empty() {
+                self.arm_deadline(task);
             }
             entry.state = state;
             if state == State::Runnable {
@@ -413,8 +438,107 @@ impl Scheduler {
             let _ = fiber.suspend(());
         }
         drop(fiber);
-        if self.tasks.borrow()[task.index].cancel == Cancel::Requested {
-            self.deliver_cancel(task);
+        if self.may_owe_unwind(task) {
+            self.interrupt(task);
+        }
+    }
+
+    /// Whether the running `task` may owe an unwind: it was cancelled, or it
+    /// is inside a `timeout` (whose deadline may have passed). The fast path
+    /// of every park: two flags.
+    #[inline(always)]
+    fn may_owe_unwind(&self, task: TaskId) -> bool {
+        (self.tasks.borrow()[task.index].cancel == Cancel::Requested && !cfg!(panic = "abort"))
+            || !self.deadlines.borrow().is_empty()
+    }
+
+    /// Starts the unwind the running `task` owes, if any: its cancel, else
+    /// the expiry of the outermost of its deadlines that has passed.
+    ///
+    /// Not while its OS thread is unwinding: a park made then may be in a
+    /// destructor that runs during an unwind, and an unwind out of it would
+    /// abort the process ("panic in a destructor during cleanup"). A thread is
+    /// never handed a second unwind; the destructors that run during one may
+    /// wait and complete. std counts panics per OS thread, not per stack, so
+    /// `thread::panicking()` is also true while *another* green thread of
+    /// this runtime is parked in the middle of its own unwind (or while the
+    /// OS thread that called `run` unwinds): fibra cannot tell those apart
+    /// (std keeps the count private), so such a thread waits for its unwind
+    /// too. Either way the thread is listed in `owed` and woken once its OS
+    /// thread no longer unwinds (`wake_owed`), and its unwind starts at that
+    /// park — or never, if the unwind in flight was its own and ends it.
+    #[cold]
+    #[inline(never)]
+    fn interrupt(&self, task: TaskId) {
+        let cancelled =
+            self.tasks.borrow()[task.index].cancel == Cancel::Requested && !cfg!(panic = "abort");
+        let expired = if cancelled {
+            None
+        } else {
+            match self.deadlines.borrow().expired(task, Instant::now) {
+                Some(expired) => Some(expired),
+                None => return,
+            }
+        };
+        if std::thread::panicking() {
+            self.owed.borrow_mut().insert(task);
+            return;
+        }
+        match expired {
+            None => self.deliver_cancel(task),
+            Some(expired) => panic::resume_unwind(Box::new(expired)),
+        }
+    }
+
+    /// Wakes the threads owed an unwind that they could not take (see
+    /// `interrupt`), once their OS thread no longer unwinds.
+    #[cold]
+    fn wake_owed(&self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let owed = std::mem::take(&mut *self.owed.borrow_mut());
+        owed.into_iter().for_each(|task| self.wake(task));
+    }
+
+    /// Puts `at` in force as the running thread's innermost deadline (see
+    /// [`time::timeout`](crate::time::timeout)), until the returned guard is
+    /// dropped. `None` where no deadline can be enforced: under `panic =
+    /// "abort"` (nothing can unwind), and on the stack of a fiber that the
+    /// thread resumed (nothing there can park).
+    pub(crate) fn start_deadline(&self, at: Instant) -> Option<Deadline> {
+        if cfg!(panic = "abort") {
+            return None;
+        }
+        let task = self.running();
+        // The address of a local says which stack this code runs on.
+        let here = std::ptr::from_ref(&at) as usize;
+        let own_stack = self.tasks.borrow()[task.index]
+            .code
+            .fiber()
+            .stack_range()
+            .contains(&here);
+        if !own_stack {
+            return None;
+        }
+        let id = self.deadlines.borrow_mut().push(task, at);
+        Some(Deadline::new(task, id))
+    }
+
+    /// Takes deadline `id` of `task` out of force.
+    pub(super) fn end_deadline(&self, task: TaskId, id: u64) {
+        self.deadlines.borrow_mut().remove(task, id);
+    }
+
+    /// Arms a wake-up of the running `task`, about to park, at its nearest
+    /// deadline, unless one is armed for it already (one already passed is
+    /// owed, not armed: see `interrupt`). The one place a deadline becomes a
+    /// timer.
+    #[cold]
+    fn arm_deadline(&self, task: TaskId) {
+        let at = self.deadlines.borrow_mut().arm(task, Instant::now);
+        if let Some(at) = at {
+            self.wake_at(at, task);
         }
     }
 
@@ -498,6 +622,9 @@ impl Scheduler {
                     break;
                 };
                 self.run_task(task);
+            }
+            if !self.owed.borrow().is_empty() {
+                self.wake_owed();
             }
             self.monitor.in_loop();
             if self.monitor.stalled.load(Relaxed) {

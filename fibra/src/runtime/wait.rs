@@ -23,11 +23,6 @@ pub enum WaitReason {
         /// When it wakes.
         deadline: Instant,
     },
-    /// [`time::timeout`](crate::time::timeout): the work to finish, or `deadline`.
-    Timeout {
-        /// When the work is cancelled.
-        deadline: Instant,
-    },
     /// A [`sync::channel`](crate::sync::channel) receive.
     ChannelReceive,
     /// A send on a full bounded channel.
@@ -110,7 +105,6 @@ impl fmt::Display for Described<'_> {
                 write!(f, "socket fd {fd} to become {way}")
             }
             WaitReason::Sleep { deadline } => until(f, "sleep", deadline),
-            WaitReason::Timeout { deadline } => until(f, "timeout", deadline),
             WaitReason::ChannelReceive => f.write_str("channel receive"),
             WaitReason::ChannelSend => f.write_str("channel send (channel full)"),
             WaitReason::ChannelSelect => f.write_str("channel select"),
