@@ -59,13 +59,18 @@
 //! on some of them; in the echo the server's reads are short, so already
 //! park without a failing call, and the share of the samples in reads rose.
 
+mod waiters;
+
+use super::scheduler::Scheduler;
 use super::task::TaskId;
+use super::wait::WaitReason;
 use mio::event::Source;
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 use std::cell::{Cell, RefCell};
 use std::io;
 use std::time::Duration;
+use waiters::{Queue, Ticket};
 
 /// The token of the cross-thread waker (see `remote`).
 pub(super) const WAKER_TOKEN: Token = Token(usize::MAX);
@@ -105,7 +110,9 @@ struct Entry {
     /// `clear_ready` (after a short read, say): the next operation returns at
     /// once (end of stream, or the error) instead of waiting forever.
     closed: [bool; 2],
-    waiter: [Option<TaskId>; 2],
+    /// The threads waiting for each direction (see "Many waiters on one
+    /// socket" above).
+    waiters: [Queue; 2],
 }
 
 pub(crate) struct Reactor {
@@ -113,7 +120,7 @@ pub(crate) struct Reactor {
     events: RefCell<Events>,
     entries: RefCell<Slab<Entry>>,
     next_serial: Cell<u32>,
-    /// How many (socket, direction) pairs have a green thread waiting.
+    /// How many green threads are queued on sockets.
     waiting: Cell<usize>,
 }
 
@@ -139,7 +146,7 @@ impl Reactor {
             serial,
             ready: [true; 2],
             closed: [false; 2],
-            waiter: [None; 2],
+            waiters: [Queue::new(), Queue::new()],
         });
         let key = IoKey { index, serial };
         if let Err(err) = self.poll.borrow().registry().register(
@@ -166,20 +173,13 @@ impl Reactor {
             .get(key.index)
             .is_some_and(|e| e.serial == key.serial)
         {
-            let entry = entries.remove(key.index);
+            let mut entry = entries.remove(key.index);
             drop(entries);
-            for task in entry.waiter.into_iter().flatten() {
+            for task in entry.waiters.iter_mut().flat_map(Queue::drain) {
                 self.waiting.set(self.waiting.get() - 1);
                 wake(task);
             }
         }
-    }
-
-    pub(crate) fn is_ready(&self, key: IoKey, direction: Direction) -> bool {
-        self.entries
-            .borrow()
-            .get(key.index)
-            .is_none_or(|e| e.ready[direction as usize] || e.closed[direction as usize])
     }
 
     /// Records that an operation found the socket not ready: wait for the kernel.
@@ -189,25 +189,54 @@ impl Reactor {
         }
     }
 
-    /// Makes `task` the one woken when the socket becomes ready in `direction`.
-    pub(crate) fn set_waiter(&self, key: IoKey, direction: Direction, task: TaskId) {
-        if let Some(entry) = self.entries.borrow_mut().get_mut(key.index)
-            && entry.waiter[direction as usize].replace(task).is_none()
+    /// Queues `task` for readiness in `direction`; `None` if the socket is gone.
+    fn queue(&self, key: IoKey, direction: Direction, task: TaskId) -> Option<Ticket> {
+        let mut entries = self.entries.borrow_mut();
+        let entry = entries
+            .get_mut(key.index)
+            .filter(|e| e.serial == key.serial)?;
+        self.waiting.set(self.waiting.get() + 1);
+        Some(entry.waiters[direction as usize].push(task))
+    }
+
+    /// Ends a turn (see [`Turn`]): takes the ticket's holder off the queue if
+    /// it is still in it, then, if the socket is still ready in `direction`,
+    /// hands the turn to the oldest waiter.
+    fn end_turn(
+        &self,
+        key: IoKey,
+        direction: Direction,
+        ticket: Option<Ticket>,
+        hand_on: bool,
+        wake: impl FnMut(TaskId) -> bool,
+    ) {
+        let mut entries = self.entries.borrow_mut();
+        let Some(entry) = entries
+            .get_mut(key.index)
+            .filter(|e| e.serial == key.serial)
+        else {
+            return;
+        };
+        let d = direction as usize;
+        let waiters = &mut entry.waiters[d];
+        if let Some(ticket) = ticket
+            && waiters.remove(ticket)
         {
-            self.waiting.set(self.waiting.get() + 1);
+            self.waiting.set(self.waiting.get() - 1);
+        }
+        if hand_on && (entry.ready[d] || entry.closed[d]) {
+            self.give_turn(waiters, wake);
         }
     }
 
-    /// Undoes `set_waiter` if the wait ended otherwise than by readiness.
-    pub(crate) fn remove_waiter(&self, key: IoKey, direction: Direction) {
-        if let Some(entry) = self
-            .entries
-            .borrow_mut()
-            .get_mut(key.index)
-            .filter(|e| e.serial == key.serial)
-            && entry.waiter[direction as usize].take().is_some()
-        {
+    /// Wakes the oldest waiter of `waiters` to take its turn, skipping any
+    /// that will never run again (abandoned under `panic = "abort"`).
+    fn give_turn(&self, waiters: &mut Queue, mut wake: impl FnMut(TaskId) -> bool) {
+        while let Some(task) = waiters.pop() {
             self.waiting.set(self.waiting.get() - 1);
+            if wake(task) {
+                return;
+            }
         }
     }
 
@@ -222,7 +251,7 @@ impl Reactor {
     pub(super) fn poll(
         &self,
         timeout: Option<Duration>,
-        mut wake: impl FnMut(TaskId),
+        mut wake: impl FnMut(TaskId) -> bool,
     ) -> io::Result<()> {
         let mut events = self.events.borrow_mut();
         match self.poll.borrow_mut().poll(&mut events, timeout) {
@@ -258,13 +287,95 @@ impl Reactor {
                 if ready[direction as usize] {
                     entry.ready[direction as usize] = true;
                     entry.closed[direction as usize] |= closed[direction as usize];
-                    if let Some(task) = entry.waiter[direction as usize].take() {
-                        self.waiting.set(self.waiting.get() - 1);
-                        wake(task);
-                    }
+                    // One waiter per edge: it hands the turn on if it
+                    // leaves the socket ready (see `Turn`).
+                    self.give_turn(&mut entry.waiters[direction as usize], &mut wake);
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// One green thread's operation on a socket in one direction, from its first
+/// try to its end, however it ends (a value, an error, a timeout, an unwind):
+/// the unit of "Many waiters on one socket" above. The operation asks
+/// [`is_ready`](Turn::is_ready) before each try, reports `WouldBlock` with
+/// [`clear_ready`](Turn::clear_ready) and then [`wait`](Turn::wait)s; dropping
+/// the turn takes the thread off the socket's queue if it is still in it
+/// and, if the socket is still ready, hands the turn to the oldest waiter.
+pub(crate) struct Turn<'a> {
+    scheduler: &'a Scheduler,
+    key: IoKey,
+    direction: Direction,
+    /// While the thread is queued: its place.
+    ticket: Option<Ticket>,
+    /// Whether the turn must be handed on if it ends now: others were queued
+    /// when the thread last looked at the socket, or it is leaving a wait.
+    crowded: bool,
+}
+
+impl<'a> Turn<'a> {
+    pub(crate) fn new(scheduler: &'a Scheduler, key: IoKey, direction: Direction) -> Turn<'a> {
+        Turn {
+            scheduler,
+            key,
+            direction,
+            ticket: None,
+            crowded: false,
+        }
+    }
+
+    /// Whether to try the operation: the socket may be ready (no operation
+    /// has seen `WouldBlock` since the kernel last said it was), or is closed
+    /// in this direction, or is gone (the operation then reports why).
+    pub(crate) fn is_ready(&mut self) -> bool {
+        let entries = self.scheduler.reactor.entries.borrow();
+        let Some(entry) = entries
+            .get(self.key.index)
+            .filter(|e| e.serial == self.key.serial)
+        else {
+            return true;
+        };
+        let d = self.direction as usize;
+        // Nothing else runs until the operation ends (it only makes a system
+        // call), so who is queued now is who is queued then.
+        self.crowded = !entry.waiters[d].is_empty();
+        entry.ready[d] || entry.closed[d]
+    }
+
+    /// Records that the operation found the socket not ready (`WouldBlock`).
+    pub(crate) fn clear_ready(&self) {
+        self.scheduler.reactor.clear_ready(self.key, self.direction);
+    }
+
+    /// Parks the running green thread, `task`, in the socket's queue until
+    /// readiness comes its turn, or until it is woken otherwise (a timer, a
+    /// cancellation, spuriously); it leaves the queue either way.
+    pub(crate) fn wait(&mut self, task: TaskId, reason: WaitReason) {
+        let reactor = &self.scheduler.reactor;
+        self.ticket = reactor.queue(self.key, self.direction, task);
+        // If the park unwinds (a cancellation), `drop` takes the thread off
+        // the queue and hands the turn on: it may have been given it.
+        self.crowded = true;
+        self.scheduler.park_on(reason);
+        // Back to try again: whether to hand the turn on is for the end of
+        // the operation (`is_ready` looks again first).
+        reactor.end_turn(self.key, self.direction, self.ticket.take(), false, |_| true);
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if self.crowded || self.ticket.is_some() {
+            let scheduler = self.scheduler;
+            scheduler.reactor.end_turn(
+                self.key,
+                self.direction,
+                self.ticket.take(),
+                true,
+                |task| scheduler.try_wake(task),
+            );
+        }
     }
 }
