@@ -8,8 +8,9 @@
 //! A socket is registered once, for both directions, when it is made, and
 //! deregistered when it is dropped: waiting costs no `epoll_ctl`. An operation
 //! first tries the system call, and parks only on `WouldBlock` (or when a
-//! short read showed the socket empty); the wake is a store in the socket's
-//! entry and a push on the run queue, with no allocation. One `epoll_wait`
+//! short read showed the socket empty); waiting is a store in the socket's
+//! entry, and the wake a load from it and a push on the run queue, with no
+//! allocation (see "Many waiters on one socket" for more). One `epoll_wait`
 //! (1,024 events at a time) collects the readiness of every socket, and runs
 //! only when a green thread waits on one: a runtime that waits on none makes
 //! none.
@@ -58,6 +59,60 @@
 //! option or without. Every read pays about 300 ns to save one failing call
 //! on some of them; in the echo the server's reads are short, so already
 //! park without a failing call, and the share of the samples in reads rose.
+//!
+//! # Many waiters on one socket
+//!
+//! Any number of green threads may wait on one socket in one direction:
+//! several accepting on one shared listener (the natural shape of a server),
+//! two readers of one stream, two `recv_from`s on one UDP socket. They queue
+//! in the order they came (`waiters`: the first in the socket's entry, so
+//! that one waiter costs what it did before there could be more; the others
+//! in a list the socket keeps), and readiness reaches them in *turns*: an
+//! event wakes only the oldest waiter of its direction, and an operation that
+//! ends leaving the socket ready hands the turn to the next. An event thus
+//! wakes one thread and each operation that ends wakes at most one more: a
+//! burst of `k` connections on a listener with `n` acceptors wakes at most
+//! `k + 1` of them, however large `n` is — no herd, as with `EPOLLEXCLUSIVE`.
+//!
+//! Edge-triggered, the kernel reports a socket when it *becomes* ready, not
+//! while it stays ready: readiness that a woken thread does not act on, and
+//! does not pass on, strands every thread still queued, for good. What
+//! prevents that is one rule, for each socket and direction:
+//!
+//! > while the direction is marked ready (or closed) and threads are queued
+//! > for it, some green thread holds its turn: it is running an operation on
+//! > the socket, or is runnable and will.
+//!
+//! Every step keeps it ([`Turn`] is the code):
+//!
+//! - The reactor marks a direction ready only for an event, and then takes
+//!   the oldest waiter off the queue and wakes it: that thread holds the
+//!   turn. (A waiter that will never run again, abandoned under
+//!   `panic = "abort"`, is skipped: `Scheduler::try_wake` says so.)
+//! - A thread queues only after seeing the direction not ready, or after its
+//!   operation found `WouldBlock` and cleared it, and nothing else runs
+//!   between that and its park: queueing never leaves a ready direction with
+//!   waiters and no turn.
+//! - A turn ends when its operation does, however it does, and `Turn`'s drop
+//!   sees to it: found `WouldBlock` (readiness cleared: the thread queues
+//!   again, last, and there is nothing to hand on); returned a value or an
+//!   error with the direction still ready (the turn goes to the oldest
+//!   waiter, who tries in its turn); or ended without trying — a timeout, a
+//!   cancellation unwinding out of the park, a panic — which hands the turn
+//!   on the same way if the direction is ready.
+//! - A thread woken otherwise than by its turn (its timer, a cancellation, a
+//!   spurious wake) leaves the queue when it comes back: its ticket tells,
+//!   without a search, whether it is still queued or was taken off (then it
+//!   holds the turn). A wait thus takes its place in the queue with it,
+//!   however it ends, and a socket's queue holds only threads parked on it.
+//!
+//! Wakes that find nothing are few: a thread that finds the socket ready and
+//! takes what a woken waiter was woken for leaves that waiter a try that
+//! fails, as a second thread blocked in the kernel would get; a waiter
+//! cancelled while another holds the turn may hand on a second turn; and a
+//! reader whose short read empties a stream clears readiness only after its
+//! turn was handed on (`TcpStream`'s `after_read`), so the next reader wakes,
+//! sees the socket not ready, and queues again without a system call.
 
 mod waiters;
 
@@ -99,6 +154,13 @@ impl IoKey {
             index: token.0 & 0xffff_ffff,
             serial: (token.0 >> 32) as u32,
         }
+    }
+
+    /// This socket's entry, if it is still registered.
+    fn entry_in(self, entries: &mut Slab<Entry>) -> Option<&mut Entry> {
+        entries
+            .get_mut(self.index)
+            .filter(|e| e.serial == self.serial)
     }
 }
 
@@ -192,40 +254,30 @@ impl Reactor {
     /// Queues `task` for readiness in `direction`; `None` if the socket is gone.
     fn queue(&self, key: IoKey, direction: Direction, task: TaskId) -> Option<Ticket> {
         let mut entries = self.entries.borrow_mut();
-        let entry = entries
-            .get_mut(key.index)
-            .filter(|e| e.serial == key.serial)?;
+        let entry = key.entry_in(&mut entries)?;
         self.waiting.set(self.waiting.get() + 1);
         Some(entry.waiters[direction as usize].push(task))
     }
 
-    /// Ends a turn (see [`Turn`]): takes the ticket's holder off the queue if
-    /// it is still in it, then, if the socket is still ready in `direction`,
-    /// hands the turn to the oldest waiter.
-    fn end_turn(
-        &self,
-        key: IoKey,
-        direction: Direction,
-        ticket: Option<Ticket>,
-        hand_on: bool,
-        wake: impl FnMut(TaskId) -> bool,
-    ) {
-        let mut entries = self.entries.borrow_mut();
-        let Some(entry) = entries
-            .get_mut(key.index)
-            .filter(|e| e.serial == key.serial)
-        else {
-            return;
-        };
-        let d = direction as usize;
-        let waiters = &mut entry.waiters[d];
-        if let Some(ticket) = ticket
-            && waiters.remove(ticket)
+    /// Takes the holder of `ticket` off the queue of `direction`, if it is
+    /// still in it.
+    fn leave(&self, key: IoKey, direction: Direction, ticket: Ticket) {
+        if let Some(entry) = key.entry_in(&mut self.entries.borrow_mut())
+            && entry.waiters[direction as usize].remove(ticket)
         {
             self.waiting.set(self.waiting.get() - 1);
         }
-        if hand_on && (entry.ready[d] || entry.closed[d]) {
-            self.give_turn(waiters, wake);
+    }
+
+    /// Ends a turn that may leave the socket ready in `direction` (see
+    /// [`Turn`]): if it does, the oldest waiter's turn begins.
+    fn hand_on(&self, key: IoKey, direction: Direction, wake: impl FnMut(TaskId) -> bool) {
+        let mut entries = self.entries.borrow_mut();
+        let d = direction as usize;
+        if let Some(entry) = key.entry_in(&mut entries)
+            && (entry.ready[d] || entry.closed[d])
+        {
+            self.give_turn(&mut entry.waiters[d], wake);
         }
     }
 
@@ -304,6 +356,10 @@ impl Reactor {
 /// [`clear_ready`](Turn::clear_ready) and then [`wait`](Turn::wait)s; dropping
 /// the turn takes the thread off the socket's queue if it is still in it
 /// and, if the socket is still ready, hands the turn to the oldest waiter.
+///
+/// The operation tried after `is_ready` must not park (fibra's own are one
+/// system call each): who is queued is read at `is_ready`, and must still be
+/// who is queued when the operation ends.
 pub(crate) struct Turn<'a> {
     scheduler: &'a Scheduler,
     key: IoKey,
@@ -361,21 +417,22 @@ impl<'a> Turn<'a> {
         self.scheduler.park_on(reason);
         // Back to try again: whether to hand the turn on is for the end of
         // the operation (`is_ready` looks again first).
-        reactor.end_turn(self.key, self.direction, self.ticket.take(), false, |_| true);
+        if let Some(ticket) = self.ticket.take() {
+            reactor.leave(self.key, self.direction, ticket);
+        }
     }
 }
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        if self.crowded || self.ticket.is_some() {
-            let scheduler = self.scheduler;
-            scheduler.reactor.end_turn(
-                self.key,
-                self.direction,
-                self.ticket.take(),
-                true,
-                |task| scheduler.try_wake(task),
-            );
+        let (scheduler, key, direction) = (self.scheduler, self.key, self.direction);
+        if let Some(ticket) = self.ticket.take() {
+            scheduler.reactor.leave(key, direction, ticket);
+        }
+        if self.crowded {
+            scheduler
+                .reactor
+                .hand_on(key, direction, |task| scheduler.try_wake(task));
         }
     }
 }

@@ -131,7 +131,10 @@ mod tests {
         assert!(!queue.remove(tickets[3]), "it left already");
         assert!(queue.remove(tickets[1]), "the first one");
         let later = queue.push(task(7));
-        assert_eq!(queue.drain().collect::<Vec<_>>(), [task(2), task(4), task(7)]);
+        assert_eq!(
+            queue.drain().collect::<Vec<_>>(),
+            [task(2), task(4), task(7)]
+        );
         assert!(queue.is_empty());
         assert!(!queue.remove(later), "drained");
     }
