@@ -521,3 +521,63 @@ fn a_waiter_cancelled_while_others_wait_does_not_strand_them() {
         })
     });
 }
+
+#[test]
+fn acceptors_cancelled_at_random_never_strand_a_connection() {
+    raise_fd_limit();
+    without_hanging("acceptors cancelled at random", || {
+        for seed in 1..=4u64 {
+            fibra::run(move || {
+                let listener = Rc::new(TcpListener::bind("127.0.0.1:0").unwrap());
+                let addr = listener.local_addr().unwrap();
+                let accepted = Rc::new(std::cell::Cell::new(0));
+                // Each takes one connection and ends, so that a connection
+                // left in the backlog is only taken if a turn reaches it.
+                let acceptor = || {
+                    let (listener, accepted) = (listener.clone(), accepted.clone());
+                    fibra::spawn(move || {
+                        drop(listener.accept().unwrap());
+                        accepted.set(accepted.get() + 1);
+                    })
+                };
+                let mut acceptors: Vec<_> = (0..8).map(|_| acceptor()).collect();
+                let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                let mut random = |n: usize| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state % n as u64) as usize
+                };
+                let mut clients = Vec::new();
+                for _ in 0..150 {
+                    match random(4) {
+                        // Cancelled wherever it is: queued, handed the turn
+                        // and not yet run, or finished.
+                        0 => {
+                            let gone = acceptors.swap_remove(random(acceptors.len()));
+                            gone.cancel();
+                            acceptors.push(acceptor());
+                        }
+                        1 => runtime::yield_now(),
+                        _ => {
+                            // As many new acceptors as connections, parked
+                            // before the burst comes (one readiness event).
+                            let burst = 1 + random(4);
+                            acceptors.extend((0..burst).map(|_| acceptor()));
+                            runtime::yield_now();
+                            for _ in 0..burst {
+                                clients.push(std::net::TcpStream::connect(addr).unwrap());
+                            }
+                        }
+                    }
+                }
+                // Every connection made is accepted (a stranded one would
+                // wait here forever, with acceptors parked).
+                while accepted.get() < clients.len() {
+                    fibra::time::sleep(std::time::Duration::from_millis(1));
+                }
+                assert_eq!(accepted.get(), clients.len(), "seed {seed}");
+            });
+        }
+    });
+}
