@@ -3,10 +3,11 @@
 //!
 //! Nearly always one thread waits (a connection's reader, its writer), so the
 //! first waiter is kept inline, in the socket's entry: queueing and leaving
-//! cost no allocation. The others (several threads accepting on one shared
-//! listener, say) go to an overflow list, which keeps its capacity for the
-//! socket's life, so a socket allocates at most as it reaches a new highest
-//! count of waiters, never per wait.
+//! cost no allocation, and the entry stays small. The others (several threads
+//! accepting on one shared listener, say) go to an overflow list, made the
+//! first time the socket has two waiters and kept, with its capacity, for the
+//! socket's life: a socket allocates only as it reaches a new highest count of
+//! waiters, never per wait.
 //!
 //! Each waiter gets a ticket, and tickets grow in the order threads queue, so
 //! the queue is sorted by ticket: a thread back from its park tells from its
@@ -15,10 +16,11 @@
 
 use crate::runtime::task::TaskId;
 use std::collections::VecDeque;
+use std::num::NonZeroU64;
 
 /// A waiter's place in one [`Queue`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct Ticket(u64);
+pub(super) struct Ticket(NonZeroU64);
 
 #[derive(Clone, Copy)]
 struct Queued {
@@ -30,16 +32,16 @@ struct Queued {
 pub(super) struct Queue {
     /// The oldest waiter; `None` only if `rest` is empty too.
     first: Option<Queued>,
-    rest: VecDeque<Queued>,
-    next_ticket: u64,
+    rest: Option<Box<VecDeque<Queued>>>,
+    next_ticket: NonZeroU64,
 }
 
 impl Queue {
     pub(super) const fn new() -> Queue {
         Queue {
             first: None,
-            rest: VecDeque::new(),
-            next_ticket: 0,
+            rest: None,
+            next_ticket: NonZeroU64::MIN,
         }
     }
 
@@ -50,12 +52,13 @@ impl Queue {
     /// Queues `task` last.
     pub(super) fn push(&mut self, task: TaskId) -> Ticket {
         let ticket = Ticket(self.next_ticket);
-        self.next_ticket += 1;
+        // A socket would need 2^64 waits to run out.
+        self.next_ticket = self.next_ticket.saturating_add(1);
         let queued = Queued { task, ticket };
         if self.first.is_none() {
             self.first = Some(queued);
         } else {
-            self.rest.push_back(queued);
+            self.rest.get_or_insert_default().push_back(queued);
         }
         ticket
     }
@@ -63,7 +66,7 @@ impl Queue {
     /// Takes the oldest waiter off the queue.
     pub(super) fn pop(&mut self) -> Option<TaskId> {
         let first = self.first.take()?;
-        self.first = self.rest.pop_front();
+        self.first = self.rest.as_mut().and_then(|rest| rest.pop_front());
         Some(first.task)
     }
 
@@ -78,13 +81,18 @@ impl Queue {
                 self.pop();
                 true
             }
-            Some(_) => match self.rest.binary_search_by_key(&ticket, |q| q.ticket) {
-                Ok(at) => {
-                    self.rest.remove(at);
-                    true
+            Some(_) => {
+                let Some(rest) = self.rest.as_mut() else {
+                    return false;
+                };
+                match rest.binary_search_by_key(&ticket, |q| q.ticket) {
+                    Ok(at) => {
+                        rest.remove(at);
+                        true
+                    }
+                    Err(_) => false,
                 }
-                Err(_) => false,
-            },
+            }
             None => false,
         }
     }
@@ -94,7 +102,7 @@ impl Queue {
         let first = self.first.take();
         first
             .into_iter()
-            .chain(std::mem::take(&mut self.rest))
+            .chain(self.rest.take().into_iter().flat_map(|rest| *rest))
             .map(|q| q.task)
     }
 }
@@ -140,6 +148,16 @@ mod tests {
     }
 
     #[test]
+    fn a_queue_is_small() {
+        // The first waiter inline, with no room lost to `Option`'s tag; the
+        // overflow one pointer; the next ticket.
+        assert!(
+            std::mem::size_of::<Queue>()
+                <= std::mem::size_of::<TaskId>() + 3 * std::mem::size_of::<u64>()
+        );
+    }
+
+    #[test]
     fn one_waiter_at_a_time_allocates_nothing() {
         let mut queue = Queue::new();
         for i in 0..1000 {
@@ -150,6 +168,6 @@ mod tests {
                 assert!(queue.remove(ticket));
             }
         }
-        assert_eq!(queue.rest.capacity(), 0);
+        assert!(queue.rest.is_none());
     }
 }
