@@ -32,6 +32,10 @@ struct Queued {
 pub(super) struct Queue {
     /// The oldest waiter; `None` only if `rest` is empty too.
     first: Option<Queued>,
+    #[expect(
+        clippy::box_collection,
+        reason = "one pointer in every socket's entry, not a VecDeque's four words, for a list few sockets ever need"
+    )]
     rest: Option<Box<VecDeque<Queued>>>,
     next_ticket: NonZeroU64,
 }
