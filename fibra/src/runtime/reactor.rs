@@ -104,7 +104,9 @@
 //!   spurious wake) leaves the queue when it comes back: its ticket tells,
 //!   without a search, whether it is still queued or was taken off (then it
 //!   holds the turn). A wait thus takes its place in the queue with it,
-//!   however it ends, and a socket's queue holds only threads parked on it.
+//!   however it ends: a socket's queue holds no thread that has stopped
+//!   waiting on it (but threads abandoned under `panic = "abort"`, which
+//!   never come back, and which the reactor skips).
 //!
 //! Wakes that find nothing are few: a thread that finds the socket ready and
 //! takes what a woken waiter was woken for leaves that waiter a try that
