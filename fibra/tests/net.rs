@@ -379,3 +379,205 @@ fn a_connection_accepted_as_std_is_served_by_another_runtime() {
     });
     worker.join().unwrap();
 }
+
+// Any number of green threads may wait on one socket in one direction, each
+// woken in its turn (issue 22, item 4: the reactor kept one waiter per socket
+// and direction, and a second waiter silently replaced the first).
+
+#[path = "support/without_hanging.rs"]
+mod hang;
+use hang::without_hanging;
+use std::collections::HashSet;
+use std::net::SocketAddr;
+
+/// Spawns `n` green threads that each accept one connection on `listener`
+/// and return the peer's address.
+fn acceptors(listener: &Rc<TcpListener>, n: usize) -> Vec<runtime::JoinHandle<SocketAddr>> {
+    (0..n)
+        .map(|_| {
+            let listener = listener.clone();
+            fibra::spawn(move || listener.accept().unwrap().1)
+        })
+        .collect()
+}
+
+#[test]
+fn green_threads_accepting_on_one_shared_listener_all_get_connections() {
+    const ACCEPTORS: usize = 8;
+    without_hanging("acceptors sharing a listener", || {
+        fibra::run(|| {
+            let listener = Rc::new(TcpListener::bind("127.0.0.1:0").unwrap());
+            let addr = listener.local_addr().unwrap();
+            // A burst: every connection is in the backlog before an acceptor
+            // runs again, so one readiness event stands for all of them.
+            let waiting = acceptors(&listener, ACCEPTORS);
+            runtime::yield_now(); // all of them park in accept
+            let clients: Vec<_> = (0..ACCEPTORS)
+                .map(|_| std::net::TcpStream::connect(addr).unwrap())
+                .collect();
+            let accepted: HashSet<_> = waiting.into_iter().map(|h| h.join().unwrap()).collect();
+            let connected: HashSet<_> = clients.iter().map(|c| c.local_addr().unwrap()).collect();
+            assert_eq!(accepted, connected);
+            // One connection at a time, each a readiness event of its own.
+            let waiting = acceptors(&listener, ACCEPTORS);
+            runtime::yield_now();
+            let clients: Vec<_> = (0..ACCEPTORS)
+                .map(|_| TcpStream::connect(addr).unwrap())
+                .collect();
+            let accepted: HashSet<_> = waiting.into_iter().map(|h| h.join().unwrap()).collect();
+            let connected: HashSet<_> = clients.iter().map(|c| c.local_addr().unwrap()).collect();
+            assert_eq!(accepted, connected);
+        })
+    });
+}
+
+#[test]
+fn two_green_threads_reading_one_stream_each_get_their_turn() {
+    without_hanging("two readers of one stream", || {
+        fibra::run(|| {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let stream = Rc::new(TcpStream::connect(listener.local_addr().unwrap()).unwrap());
+            let (mut peer, _) = listener.accept().unwrap();
+            let readers = |stream: &Rc<TcpStream>| -> Vec<runtime::JoinHandle<Vec<u8>>> {
+                (0..2)
+                    .map(|_| {
+                        let stream = stream.clone();
+                        fibra::spawn(move || {
+                            let mut byte = [0; 1];
+                            let n = (&*stream).read(&mut byte).unwrap();
+                            byte[..n].to_vec()
+                        })
+                    })
+                    .collect()
+            };
+            let waiting = readers(&stream);
+            runtime::yield_now(); // both park in read
+            peer.write_all(b"ab").unwrap(); // one event, a byte for each
+            let mut got: Vec<_> = waiting.into_iter().map(|h| h.join().unwrap()).collect();
+            got.sort();
+            assert_eq!(got, [b"a", b"b"]);
+            // The end of the stream reaches every reader waiting for it.
+            let waiting = readers(&stream);
+            runtime::yield_now();
+            drop(peer);
+            for reader in waiting {
+                assert_eq!(reader.join().unwrap(), b"");
+            }
+        })
+    });
+}
+
+#[test]
+fn two_green_threads_receiving_on_one_udp_socket_each_get_a_datagram() {
+    without_hanging("two receivers on one UDP socket", || {
+        fibra::run(|| {
+            let socket = Rc::new(UdpSocket::bind("127.0.0.1:0").unwrap());
+            let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let receivers: Vec<_> = (0..2)
+                .map(|_| {
+                    let socket = socket.clone();
+                    fibra::spawn(move || {
+                        let mut buf = [0; 16];
+                        let (n, from) = socket.recv_from(&mut buf).unwrap();
+                        (buf[..n].to_vec(), from)
+                    })
+                })
+                .collect();
+            runtime::yield_now(); // both park in recv_from
+            let to = socket.local_addr().unwrap();
+            sender.send_to(b"one", to).unwrap();
+            sender.send_to(b"two", to).unwrap();
+            let mut got: Vec<_> = receivers.into_iter().map(|h| h.join().unwrap()).collect();
+            got.sort();
+            let from = sender.local_addr().unwrap();
+            assert_eq!(got, [(b"one".to_vec(), from), (b"two".to_vec(), from)]);
+        })
+    });
+}
+
+#[test]
+fn a_waiter_cancelled_while_others_wait_does_not_strand_them() {
+    without_hanging("acceptors after a cancellation", || {
+        fibra::run(|| {
+            let listener = Rc::new(TcpListener::bind("127.0.0.1:0").unwrap());
+            let addr = listener.local_addr().unwrap();
+            let mut waiting = acceptors(&listener, 3).into_iter();
+            let (first, second, third) = (
+                waiting.next().unwrap(),
+                waiting.next().unwrap(),
+                waiting.next().unwrap(),
+            );
+            runtime::yield_now(); // all three park in accept, in this order
+            // One in the middle of the queue leaves it.
+            second.cancel();
+            assert!(matches!(second.join(), Err(runtime::JoinError::Cancelled)));
+            // A connection: the first in the queue is woken to take it, and
+            // is cancelled before it runs; the turn goes on to the third.
+            let client = std::net::TcpStream::connect(addr).unwrap();
+            runtime::yield_now(); // the reactor wakes `first`, queued after this thread
+            first.cancel();
+            assert!(matches!(first.join(), Err(runtime::JoinError::Cancelled)));
+            assert_eq!(third.join().unwrap(), client.local_addr().unwrap());
+        })
+    });
+}
+
+#[test]
+fn acceptors_cancelled_at_random_never_strand_a_connection() {
+    raise_fd_limit();
+    without_hanging("acceptors cancelled at random", || {
+        for seed in 1..=4u64 {
+            fibra::run(move || {
+                let listener = Rc::new(TcpListener::bind("127.0.0.1:0").unwrap());
+                let addr = listener.local_addr().unwrap();
+                let accepted = Rc::new(std::cell::Cell::new(0));
+                // Each takes one connection and ends, so that a connection
+                // left in the backlog is only taken if a turn reaches it.
+                let acceptor = || {
+                    let (listener, accepted) = (listener.clone(), accepted.clone());
+                    fibra::spawn(move || {
+                        drop(listener.accept().unwrap());
+                        accepted.set(accepted.get() + 1);
+                    })
+                };
+                let mut acceptors: Vec<_> = (0..8).map(|_| acceptor()).collect();
+                let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                let mut random = |n: usize| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state % n as u64) as usize
+                };
+                let mut clients = Vec::new();
+                for _ in 0..150 {
+                    match random(4) {
+                        // Cancelled wherever it is: queued, handed the turn
+                        // and not yet run, or finished.
+                        0 => {
+                            let gone = acceptors.swap_remove(random(acceptors.len()));
+                            gone.cancel();
+                            acceptors.push(acceptor());
+                        }
+                        1 => runtime::yield_now(),
+                        _ => {
+                            // As many new acceptors as connections, parked
+                            // before the burst comes (one readiness event).
+                            let burst = 1 + random(4);
+                            acceptors.extend((0..burst).map(|_| acceptor()));
+                            runtime::yield_now();
+                            for _ in 0..burst {
+                                clients.push(std::net::TcpStream::connect(addr).unwrap());
+                            }
+                        }
+                    }
+                }
+                // Every connection made is accepted (a stranded one would
+                // wait here forever, with acceptors parked).
+                while accepted.get() < clients.len() {
+                    fibra::time::sleep(std::time::Duration::from_millis(1));
+                }
+                assert_eq!(accepted.get(), clients.len(), "seed {seed}");
+            });
+        }
+    });
+}

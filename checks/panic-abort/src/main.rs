@@ -114,12 +114,34 @@ fn cancel_abandons_the_thread() -> Result<(), String> {
         .ok_or(format!("dropped {} times", drops.get()))
 }
 
+fn abandoned_socket_waiter_passes_its_turn() -> Result<(), String> {
+    // Abandoned, the first acceptor stays in the listener's queue of
+    // waiters: the connection must reach the second, not wake nobody.
+    fibra::run(|| {
+        let listener = Rc::new(fibra::net::TcpListener::bind("127.0.0.1:0").unwrap());
+        let addr = listener.local_addr().unwrap();
+        let acceptor = || {
+            let listener = listener.clone();
+            fibra::spawn(move || listener.accept().map(|(_, peer)| peer))
+        };
+        let (first, second) = (acceptor(), acceptor());
+        fibra::runtime::yield_now(); // both park in accept, in this order
+        first.cancel();
+        let client = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
+        match fibra::time::timeout(Duration::from_secs(10), move || second.join()) {
+            Ok(Ok(Ok(peer))) if client.local_addr().ok() == Some(peer) => Ok(()),
+            Err(_) => Err("the second acceptor was not woken".into()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+}
+
 fn main() {
     if !cfg!(panic = "abort") {
         eprintln!("build this with `--profile abort` (panic = \"abort\"): it checks that strategy");
         std::process::exit(2);
     }
-    let checks: [(&str, Check); 6] = [
+    let checks: [(&str, Check); 7] = [
         (
             "a generator dropped before its end",
             generator_dropped_early,
@@ -143,6 +165,10 @@ fn main() {
         (
             "cancel abandons a parked thread",
             cancel_abandons_the_thread,
+        ),
+        (
+            "an abandoned socket waiter passes its turn on",
+            abandoned_socket_waiter_passes_its_turn,
         ),
     ];
     let mut failed = 0;

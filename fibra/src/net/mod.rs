@@ -4,6 +4,38 @@
 //! kernel. Errors are `std::io::Error`s: a refused connection or a peer reset
 //! is an `Err`, never a panic.
 //!
+//! Every operation takes `&self`, and any number of green threads may wait on
+//! one socket in the same direction: several accepting on one
+//! `Rc<TcpListener>`, several reading one stream or receiving on one UDP
+//! socket. They are served in turns, oldest first: when the socket becomes
+//! ready one waiter is woken (not all of them), and if its operation leaves
+//! the socket still ready — more connections in the backlog, more bytes —
+//! the next one is woken in turn. A waiter that leaves without using its turn
+//! (cancelled, say) passes it on, so none is left waiting while the socket
+//! has something for it.
+//!
+//! ```
+//! use fibra::net::{TcpListener, TcpStream};
+//! use std::rc::Rc;
+//!
+//! fibra::run(|| {
+//!     let listener = Rc::new(TcpListener::bind("127.0.0.1:0").unwrap());
+//!     let addr = listener.local_addr().unwrap();
+//!     let acceptors: Vec<_> = (0..4)
+//!         .map(|_| {
+//!             let listener = listener.clone();
+//!             fibra::spawn(move || listener.accept().unwrap().1)
+//!         })
+//!         .collect();
+//!     let clients: Vec<_> = (0..4).map(|_| TcpStream::connect(addr).unwrap()).collect();
+//!     let mut accepted: Vec<_> = acceptors.into_iter().map(|a| a.join().unwrap()).collect();
+//!     let mut connected: Vec<_> = clients.iter().map(|c| c.local_addr().unwrap()).collect();
+//!     accepted.sort();
+//!     connected.sort();
+//!     assert_eq!(accepted, connected); // each acceptor got one connection
+//! });
+//! ```
+//!
 //! A socket belongs to the runtime of the OS thread that made it (it is neither
 //! `Send` nor `Sync`). To hand a connection to another OS thread, move the
 //! `std::net` socket there and take it over with `from_std`.

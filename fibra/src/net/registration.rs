@@ -3,7 +3,7 @@
 //! thread until the reactor reports the socket ready, and try again — for at
 //! most the direction's timeout, if one is set.
 
-use crate::runtime::reactor::{Direction, IoKey};
+use crate::runtime::reactor::{Direction, IoKey, Turn};
 use crate::runtime::scheduler::{self, Scheduler};
 use crate::runtime::task::TaskId;
 use crate::runtime::{SocketDirection, WaitReason};
@@ -117,17 +117,15 @@ impl<S: Source + AsRawFd> Registration<S> {
         direction: Direction,
         mut op: impl FnMut(&S) -> io::Result<T>,
     ) -> io::Result<T> {
-        let reactor = &self.scheduler.reactor;
+        let mut turn = Turn::new(&self.scheduler, self.key, direction);
         let limit = &self.limits[direction as usize];
         // Set at the first wait, so that an operation that need not wait never
         // reads the clock.
         let mut deadline = None;
         loop {
-            if reactor.is_ready(self.key, direction) {
+            if turn.is_ready() {
                 match op(&self.source) {
-                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
-                        reactor.clear_ready(self.key, direction)
-                    }
+                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => turn.clear_ready(),
                     outcome => return outcome,
                 }
             }
@@ -143,35 +141,17 @@ impl<S: Source + AsRawFd> Registration<S> {
                 }
                 limit.arm(&self.scheduler, deadline, task, now);
             }
-            reactor.set_waiter(self.key, direction, task);
-            // Forget the wait however park ends (woken, spuriously, or by
-            // unwinding when the thread is cancelled).
-            let _waiting = Waiting {
-                registration: self,
-                direction,
-            };
-            self.scheduler.park_on(WaitReason::Socket {
-                fd: self.source.as_raw_fd(),
-                direction: match direction {
-                    Direction::Read => SocketDirection::Read,
-                    Direction::Write => SocketDirection::Write,
+            turn.wait(
+                task,
+                WaitReason::Socket {
+                    fd: self.source.as_raw_fd(),
+                    direction: match direction {
+                        Direction::Read => SocketDirection::Read,
+                        Direction::Write => SocketDirection::Write,
+                    },
                 },
-            });
+            );
         }
-    }
-}
-
-struct Waiting<'a, S: Source> {
-    registration: &'a Registration<S>,
-    direction: Direction,
-}
-
-impl<S: Source> Drop for Waiting<'_, S> {
-    fn drop(&mut self) {
-        self.registration
-            .scheduler
-            .reactor
-            .remove_waiter(self.registration.key, self.direction);
     }
 }
 

@@ -8,8 +8,9 @@
 //! A socket is registered once, for both directions, when it is made, and
 //! deregistered when it is dropped: waiting costs no `epoll_ctl`. An operation
 //! first tries the system call, and parks only on `WouldBlock` (or when a
-//! short read showed the socket empty); the wake is a store in the socket's
-//! entry and a push on the run queue, with no allocation. One `epoll_wait`
+//! short read showed the socket empty); waiting is a store in the socket's
+//! entry, and the wake a load from it and a push on the run queue, with no
+//! allocation (see "Many waiters on one socket" for more). One `epoll_wait`
 //! (1,024 events at a time) collects the readiness of every socket, and runs
 //! only when a green thread waits on one: a runtime that waits on none makes
 //! none.
@@ -58,14 +59,75 @@
 //! option or without. Every read pays about 300 ns to save one failing call
 //! on some of them; in the echo the server's reads are short, so already
 //! park without a failing call, and the share of the samples in reads rose.
+//!
+//! # Many waiters on one socket
+//!
+//! Any number of green threads may wait on one socket in one direction:
+//! several accepting on one shared listener (the natural shape of a server),
+//! two readers of one stream, two `recv_from`s on one UDP socket. They queue
+//! in the order they came (`waiters`: the first in the socket's entry, so
+//! that one waiter costs what it did before there could be more; the others
+//! in a list the socket keeps), and readiness reaches them in *turns*: an
+//! event wakes only the oldest waiter of its direction, and an operation that
+//! ends leaving the socket ready hands the turn to the next. An event thus
+//! wakes one thread and each operation that ends wakes at most one more: a
+//! burst of `k` connections on a listener with `n` acceptors wakes at most
+//! `k + 1` of them, however large `n` is — no herd, as with `EPOLLEXCLUSIVE`.
+//!
+//! Edge-triggered, the kernel reports a socket when it *becomes* ready, not
+//! while it stays ready: readiness that a woken thread does not act on, and
+//! does not pass on, strands every thread still queued, for good. What
+//! prevents that is one rule, for each socket and direction:
+//!
+//! > while the direction is marked ready (or closed) and threads are queued
+//! > for it, some green thread holds its turn: it is running an operation on
+//! > the socket, or is runnable and will.
+//!
+//! Every step keeps it ([`Turn`] is the code):
+//!
+//! - The reactor marks a direction ready only for an event, and then takes
+//!   the oldest waiter off the queue and wakes it: that thread holds the
+//!   turn. (A waiter that will never run again, abandoned under
+//!   `panic = "abort"`, is skipped: `Scheduler::try_wake` says so.)
+//! - A thread queues only after seeing the direction not ready, or after its
+//!   operation found `WouldBlock` and cleared it, and nothing else runs
+//!   between that and its park: queueing never leaves a ready direction with
+//!   waiters and no turn.
+//! - A turn ends when its operation does, however it does, and `Turn`'s drop
+//!   sees to it: found `WouldBlock` (readiness cleared: the thread queues
+//!   again, last, and there is nothing to hand on); returned a value or an
+//!   error with the direction still ready (the turn goes to the oldest
+//!   waiter, who tries in its turn); or ended without trying — a timeout, a
+//!   cancellation unwinding out of the park, a panic — which hands the turn
+//!   on the same way if the direction is ready.
+//! - A thread woken otherwise than by its turn (its timer, a cancellation, a
+//!   spurious wake) leaves the queue when it comes back: its ticket tells,
+//!   without a search, whether it is still queued or was taken off (then it
+//!   holds the turn). A wait thus takes its place in the queue with it,
+//!   however it ends: a socket's queue holds no thread that has stopped
+//!   waiting on it (but threads abandoned under `panic = "abort"`, which
+//!   never come back, and which the reactor skips).
+//!
+//! Wakes that find nothing are few: a thread that finds the socket ready and
+//! takes what a woken waiter was woken for leaves that waiter a try that
+//! fails, as a second thread blocked in the kernel would get; a waiter
+//! cancelled while another holds the turn may hand on a second turn; and a
+//! reader whose short read empties a stream clears readiness only after its
+//! turn was handed on (`TcpStream`'s `after_read`), so the next reader wakes,
+//! sees the socket not ready, and queues again without a system call.
 
+mod waiters;
+
+use super::scheduler::Scheduler;
 use super::task::TaskId;
+use super::wait::WaitReason;
 use mio::event::Source;
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 use std::cell::{Cell, RefCell};
 use std::io;
 use std::time::Duration;
+use waiters::{Queue, Ticket};
 
 /// The token of the cross-thread waker (see `remote`).
 pub(super) const WAKER_TOKEN: Token = Token(usize::MAX);
@@ -95,6 +157,13 @@ impl IoKey {
             serial: (token.0 >> 32) as u32,
         }
     }
+
+    /// This socket's entry, if it is still registered.
+    fn entry_in(self, entries: &mut Slab<Entry>) -> Option<&mut Entry> {
+        entries
+            .get_mut(self.index)
+            .filter(|e| e.serial == self.serial)
+    }
 }
 
 struct Entry {
@@ -105,7 +174,9 @@ struct Entry {
     /// `clear_ready` (after a short read, say): the next operation returns at
     /// once (end of stream, or the error) instead of waiting forever.
     closed: [bool; 2],
-    waiter: [Option<TaskId>; 2],
+    /// The threads waiting for each direction (see "Many waiters on one
+    /// socket" above).
+    waiters: [Queue; 2],
 }
 
 pub(crate) struct Reactor {
@@ -113,7 +184,7 @@ pub(crate) struct Reactor {
     events: RefCell<Events>,
     entries: RefCell<Slab<Entry>>,
     next_serial: Cell<u32>,
-    /// How many (socket, direction) pairs have a green thread waiting.
+    /// How many green threads are queued on sockets.
     waiting: Cell<usize>,
 }
 
@@ -139,7 +210,7 @@ impl Reactor {
             serial,
             ready: [true; 2],
             closed: [false; 2],
-            waiter: [None; 2],
+            waiters: [Queue::new(), Queue::new()],
         });
         let key = IoKey { index, serial };
         if let Err(err) = self.poll.borrow().registry().register(
@@ -166,20 +237,13 @@ impl Reactor {
             .get(key.index)
             .is_some_and(|e| e.serial == key.serial)
         {
-            let entry = entries.remove(key.index);
+            let mut entry = entries.remove(key.index);
             drop(entries);
-            for task in entry.waiter.into_iter().flatten() {
+            for task in entry.waiters.iter_mut().flat_map(Queue::drain) {
                 self.waiting.set(self.waiting.get() - 1);
                 wake(task);
             }
         }
-    }
-
-    pub(crate) fn is_ready(&self, key: IoKey, direction: Direction) -> bool {
-        self.entries
-            .borrow()
-            .get(key.index)
-            .is_none_or(|e| e.ready[direction as usize] || e.closed[direction as usize])
     }
 
     /// Records that an operation found the socket not ready: wait for the kernel.
@@ -189,25 +253,44 @@ impl Reactor {
         }
     }
 
-    /// Makes `task` the one woken when the socket becomes ready in `direction`.
-    pub(crate) fn set_waiter(&self, key: IoKey, direction: Direction, task: TaskId) {
-        if let Some(entry) = self.entries.borrow_mut().get_mut(key.index)
-            && entry.waiter[direction as usize].replace(task).is_none()
+    /// Queues `task` for readiness in `direction`; `None` if the socket is gone.
+    fn queue(&self, key: IoKey, direction: Direction, task: TaskId) -> Option<Ticket> {
+        let mut entries = self.entries.borrow_mut();
+        let entry = key.entry_in(&mut entries)?;
+        self.waiting.set(self.waiting.get() + 1);
+        Some(entry.waiters[direction as usize].push(task))
+    }
+
+    /// Takes the holder of `ticket` off the queue of `direction`, if it is
+    /// still in it.
+    fn leave(&self, key: IoKey, direction: Direction, ticket: Ticket) {
+        if let Some(entry) = key.entry_in(&mut self.entries.borrow_mut())
+            && entry.waiters[direction as usize].remove(ticket)
         {
-            self.waiting.set(self.waiting.get() + 1);
+            self.waiting.set(self.waiting.get() - 1);
         }
     }
 
-    /// Undoes `set_waiter` if the wait ended otherwise than by readiness.
-    pub(crate) fn remove_waiter(&self, key: IoKey, direction: Direction) {
-        if let Some(entry) = self
-            .entries
-            .borrow_mut()
-            .get_mut(key.index)
-            .filter(|e| e.serial == key.serial)
-            && entry.waiter[direction as usize].take().is_some()
+    /// Ends a turn that may leave the socket ready in `direction` (see
+    /// [`Turn`]): if it does, the oldest waiter's turn begins.
+    fn hand_on(&self, key: IoKey, direction: Direction, wake: impl FnMut(TaskId) -> bool) {
+        let mut entries = self.entries.borrow_mut();
+        let d = direction as usize;
+        if let Some(entry) = key.entry_in(&mut entries)
+            && (entry.ready[d] || entry.closed[d])
         {
+            self.give_turn(&mut entry.waiters[d], wake);
+        }
+    }
+
+    /// Wakes the oldest waiter of `waiters` to take its turn, skipping any
+    /// that will never run again (abandoned under `panic = "abort"`).
+    fn give_turn(&self, waiters: &mut Queue, mut wake: impl FnMut(TaskId) -> bool) {
+        while let Some(task) = waiters.pop() {
             self.waiting.set(self.waiting.get() - 1);
+            if wake(task) {
+                return;
+            }
         }
     }
 
@@ -222,7 +305,7 @@ impl Reactor {
     pub(super) fn poll(
         &self,
         timeout: Option<Duration>,
-        mut wake: impl FnMut(TaskId),
+        mut wake: impl FnMut(TaskId) -> bool,
     ) -> io::Result<()> {
         let mut events = self.events.borrow_mut();
         match self.poll.borrow_mut().poll(&mut events, timeout) {
@@ -258,13 +341,100 @@ impl Reactor {
                 if ready[direction as usize] {
                     entry.ready[direction as usize] = true;
                     entry.closed[direction as usize] |= closed[direction as usize];
-                    if let Some(task) = entry.waiter[direction as usize].take() {
-                        self.waiting.set(self.waiting.get() - 1);
-                        wake(task);
-                    }
+                    // One waiter per edge: it hands the turn on if it
+                    // leaves the socket ready (see `Turn`).
+                    self.give_turn(&mut entry.waiters[direction as usize], &mut wake);
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// One green thread's operation on a socket in one direction, from its first
+/// try to its end, however it ends (a value, an error, a timeout, an unwind):
+/// the unit of "Many waiters on one socket" above. The operation asks
+/// [`is_ready`](Turn::is_ready) before each try, reports `WouldBlock` with
+/// [`clear_ready`](Turn::clear_ready) and then [`wait`](Turn::wait)s; dropping
+/// the turn takes the thread off the socket's queue if it is still in it
+/// and, if the socket is still ready, hands the turn to the oldest waiter.
+///
+/// The operation tried after `is_ready` must not park (fibra's own are one
+/// system call each): who is queued is read at `is_ready`, and must still be
+/// who is queued when the operation ends.
+pub(crate) struct Turn<'a> {
+    scheduler: &'a Scheduler,
+    key: IoKey,
+    direction: Direction,
+    /// While the thread is queued: its place.
+    ticket: Option<Ticket>,
+    /// Whether the turn must be handed on if it ends now: others were queued
+    /// when the thread last looked at the socket, or it is leaving a wait.
+    crowded: bool,
+}
+
+impl<'a> Turn<'a> {
+    pub(crate) fn new(scheduler: &'a Scheduler, key: IoKey, direction: Direction) -> Turn<'a> {
+        Turn {
+            scheduler,
+            key,
+            direction,
+            ticket: None,
+            crowded: false,
+        }
+    }
+
+    /// Whether to try the operation: the socket may be ready (no operation
+    /// has seen `WouldBlock` since the kernel last said it was), or is closed
+    /// in this direction, or is gone (the operation then reports why).
+    pub(crate) fn is_ready(&mut self) -> bool {
+        let entries = self.scheduler.reactor.entries.borrow();
+        let Some(entry) = entries
+            .get(self.key.index)
+            .filter(|e| e.serial == self.key.serial)
+        else {
+            return true;
+        };
+        let d = self.direction as usize;
+        // Nothing else runs until the operation ends (it only makes a system
+        // call), so who is queued now is who is queued then.
+        self.crowded = !entry.waiters[d].is_empty();
+        entry.ready[d] || entry.closed[d]
+    }
+
+    /// Records that the operation found the socket not ready (`WouldBlock`).
+    pub(crate) fn clear_ready(&self) {
+        self.scheduler.reactor.clear_ready(self.key, self.direction);
+    }
+
+    /// Parks the running green thread, `task`, in the socket's queue until
+    /// readiness comes its turn, or until it is woken otherwise (a timer, a
+    /// cancellation, spuriously); it leaves the queue either way.
+    pub(crate) fn wait(&mut self, task: TaskId, reason: WaitReason) {
+        let reactor = &self.scheduler.reactor;
+        self.ticket = reactor.queue(self.key, self.direction, task);
+        // If the park unwinds (a cancellation), `drop` takes the thread off
+        // the queue and hands the turn on: it may have been given it.
+        self.crowded = true;
+        self.scheduler.park_on(reason);
+        // Back to try again: whether to hand the turn on is for the end of
+        // the operation (`is_ready` looks again first).
+        if let Some(ticket) = self.ticket.take() {
+            reactor.leave(self.key, self.direction, ticket);
+        }
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let (scheduler, key, direction) = (self.scheduler, self.key, self.direction);
+        if let Some(ticket) = self.ticket.take() {
+            scheduler.reactor.leave(key, direction, ticket);
+        }
+        if self.crowded {
+            scheduler
+                .reactor
+                .hand_on(key, direction, |task| scheduler.try_wake(task));
+        }
     }
 }

@@ -357,16 +357,23 @@ impl Scheduler {
     /// Makes `task` runnable if it is parked; if it is running, its next park
     /// returns at once. A finished task is ignored.
     pub(crate) fn wake(&self, task: TaskId) {
+        self.try_wake(task);
+    }
+
+    /// [`wake`](Self::wake)s `task`, and says whether it will run again (not
+    /// if it is finished or abandoned): the reactor then hands a socket's
+    /// readiness to the next waiter instead.
+    pub(crate) fn try_wake(&self, task: TaskId) -> bool {
         let mut tasks = self.tasks.borrow_mut();
         let Some(entry) = tasks
             .get_mut(task.index)
             .filter(|t| t.serial == task.serial)
         else {
-            return;
+            return false;
         };
         match entry.state {
             // An abandoned thread (`panic = "abort"`) never runs again.
-            _ if cfg!(panic = "abort") && entry.cancel != Cancel::No => {}
+            _ if cfg!(panic = "abort") && entry.cancel != Cancel::No => return false,
             State::Parked => {
                 entry.state = State::Runnable;
                 self.queue.borrow_mut().push_back(task);
@@ -374,6 +381,7 @@ impl Scheduler {
             State::Running => entry.notified = true,
             State::Runnable => {}
         }
+        true
     }
 
     /// Parks the running green thread until it is woken; `wait` says what it
@@ -786,7 +794,7 @@ impl Scheduler {
             Some(Duration::ZERO)
         };
         self.reactor
-            .poll(timeout, |task| self.wake(task))
+            .poll(timeout, |task| self.try_wake(task))
             .unwrap_or_else(|err| {
                 panic!("fibra: the IO reactor failed: {err}");
             });
