@@ -91,12 +91,12 @@ where
     let scheduler = scheduler::current();
     let me = scheduler.running();
     work.notify_on_finish(me);
+    let _timer = scheduler.arm_timer(deadline);
     while !work.is_finished() {
         if Instant::now() >= deadline {
             work.cancel();
             return Err(Elapsed(limit));
         }
-        scheduler.wake_at(deadline, me);
         scheduler.park_on(WaitReason::Timeout { deadline });
     }
     drop(guard);

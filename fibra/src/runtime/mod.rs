@@ -380,6 +380,20 @@ pub fn park() {
     scheduler::current().park_on(WaitReason::Park);
 }
 
+/// How many entries the running runtime's timer heap holds, armed or disarmed
+/// and not yet dropped: what its timers cost in memory. Each wait with a time
+/// limit arms one timer and disarms it when it ends, so this stays within
+/// about twice the waits in progress however many have been made. For fibra's
+/// own tests; not part of the API.
+///
+/// # Panics
+///
+/// Outside a runtime.
+#[doc(hidden)]
+pub fn timer_entries() -> usize {
+    scheduler::current().timer_entries()
+}
+
 /// Makes this runtime list Ractors in its part of a [`dump`], as `describe`
 /// finds them (a Ractor worker's dispatcher calls it). `describe` runs on this
 /// runtime's OS thread, from its loop or from the green thread that takes the

@@ -25,7 +25,7 @@ use super::remote::{Remote, Unparker};
 use super::stack_trace;
 use super::stall;
 use super::task::{Body, Cancel, Code, Options, State, Task, TaskId};
-use super::timers::Timers;
+use super::timers::{ArmedTimer, Timers};
 use super::wait::WaitReason;
 use crate::Fiber;
 use crate::fiber::Step;
@@ -436,16 +436,38 @@ impl Scheduler {
 
     /// Parks the running green thread until `deadline`.
     pub(crate) fn sleep_until(&self, deadline: Instant) {
-        let task = self.running();
+        if Instant::now() >= deadline {
+            return;
+        }
+        let _timer = self.arm_timer(deadline);
+        // The timer fires only once `deadline` has passed (`expire` compares
+        // with a clock read no later than this one): one timer serves every
+        // spurious wake-up before it.
         while Instant::now() < deadline {
-            self.timers.borrow_mut().insert(deadline, task);
             self.park_on(WaitReason::Sleep { deadline });
         }
     }
 
-    /// Arms a wake-up of `task` at `deadline` (see `timers` on spurious ones).
-    pub(crate) fn wake_at(&self, deadline: Instant, task: TaskId) {
-        self.timers.borrow_mut().insert(deadline, task);
+    /// Wakes the running green thread at `deadline` (or soon after), unless
+    /// the returned timer is dropped before: a wait with a time limit arms
+    /// one before it parks and keeps it until it ends, so that the timer goes
+    /// with the wait on every path out of it (see `timers`).
+    ///
+    /// # Panics
+    ///
+    /// If called from the runtime's own loop rather than a green thread.
+    pub(crate) fn arm_timer(&self, deadline: Instant) -> ArmedTimer<'_> {
+        let key = self.timers.borrow_mut().insert(deadline, self.running());
+        ArmedTimer {
+            timers: &self.timers,
+            key,
+        }
+    }
+
+    /// How many entries the timer heap holds, armed or disarmed (see
+    /// `runtime::timer_entries`).
+    pub(crate) fn timer_entries(&self) -> usize {
+        self.timers.borrow().entries()
     }
 
     /// Cancels `task`: it unwinds the next time it runs (under `panic =
