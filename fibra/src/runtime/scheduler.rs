@@ -37,6 +37,7 @@ use std::io;
 use std::panic;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
@@ -73,6 +74,17 @@ const CLOCK_EVERY: u32 = 64;
 thread_local! {
     static CURRENT: RefCell<Option<Rc<Scheduler>>> = const { RefCell::new(None) };
 }
+
+/// How many runtimes this process has started (see [`RuntimeId`]).
+static STARTED: AtomicU64 = AtomicU64::new(0);
+
+/// Names one runtime among all those the process ever runs (never reused).
+/// What a green thread is named by outside the scheduler — a [`TaskId`] in a
+/// `JoinHandle` or in a wait list — is kept with its runtime's id, so that it
+/// is never resolved in another runtime: a `TaskId` alone (a slot and a
+/// serial) names some thread of the next runtime on the same OS thread too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RuntimeId(u64);
 
 /// The panic payload that unwinds a cancelled green thread
 /// ([`JoinHandle::cancel`](super::JoinHandle::cancel), the end of
@@ -113,6 +125,27 @@ pub(crate) fn current() -> Rc<Scheduler> {
         "fibra: this blocks a green thread, so it must run inside a fibra runtime \
          (fibra::run(|| ...), or a green thread spawned there)",
     )
+}
+
+/// Runtime `id`'s scheduler, if it is the one running on this OS thread.
+/// What names a green thread on this side of the runtime (a `JoinHandle`, a
+/// wait list's entry) is not `Send`, so it stays on its runtime's OS thread,
+/// where that runtime is the current one from the moment it was made until
+/// the runtime ends: `None` means the runtime has ended (or this OS thread is
+/// ending, its thread-locals gone).
+pub(crate) fn current_if(id: RuntimeId) -> Option<Rc<Scheduler>> {
+    CURRENT
+        .try_with(|c| c.borrow().as_ref().filter(|s| s.id == id).cloned())
+        .ok()
+        .flatten()
+}
+
+/// Whether runtime `id` runs on this OS thread (see [`current_if`]): `false`
+/// once it has ended.
+pub(crate) fn is_current(id: RuntimeId) -> bool {
+    CURRENT
+        .try_with(|c| c.borrow().as_ref().is_some_and(|s| s.id == id))
+        .unwrap_or(false)
 }
 
 /// Wakes `unparker`'s green thread directly if it belongs to the runtime running
@@ -158,11 +191,18 @@ impl Installed {
 impl Drop for Installed {
     fn drop(&mut self) {
         let scheduler = CURRENT.with(|c| c.borrow_mut().take());
+        // The runtime has ended: dumps and the stall detector learn it now,
+        // not when the scheduler is dropped — a green thread abandoned at the
+        // end may hold an `Rc` of it on its leaked stack, and then never.
+        if let Some(scheduler) = &scheduler {
+            scheduler.monitor.ended();
+        }
         drop(scheduler);
     }
 }
 
 pub(crate) struct Scheduler {
+    id: RuntimeId,
     tasks: RefCell<Slab<Task>>,
     queue: RefCell<VecDeque<TaskId>>,
     running: Cell<Option<TaskId>>,
@@ -215,6 +255,7 @@ impl Scheduler {
         let (reactor, waker) = Reactor::new()?;
         let remote = Arc::new(Remote::new(waker));
         Ok(Scheduler {
+            id: RuntimeId(STARTED.fetch_add(1, Relaxed)),
             monitor: Monitor::register(stall_threshold, Arc::downgrade(&remote)),
             switches: Cell::new(0),
             options: RefCell::new(HashMap::new()),
@@ -262,6 +303,11 @@ impl Scheduler {
         let id = TaskId { index, serial };
         self.queue.borrow_mut().push_back(id);
         id
+    }
+
+    /// Which runtime this is.
+    pub(crate) fn id(&self) -> RuntimeId {
+        self.id
     }
 
     /// The green thread running now.
