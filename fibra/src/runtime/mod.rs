@@ -66,7 +66,13 @@
 //! unwinds from where it is parked, so its destructors run, before `run`
 //! returns. If every green thread is parked and nothing can ever wake one (no
 //! timer, no socket, no [`Unparker`] held elsewhere), `run` panics with a
-//! deadlock message instead of hanging.
+//! deadlock message instead of hanging. A timer counts only while its wait
+//! lasts: a wait that ends — a [`timeout`](crate::time::timeout) whose work
+//! finished, a cancelled sleep, a notified `wait_timeout`, a `recv_timeout`
+//! that got its message — takes its timer with it, so neither the deadlock
+//! report nor the end of `run` waits for a deadline nobody waits for any more.
+//! A [`JoinHandle`] may outlive its runtime; it never acts on another (see
+//! [its docs](JoinHandle#after-its-runtime-has-ended)).
 //!
 //! # Compaction
 //!
@@ -188,7 +194,7 @@ mod stack_trace;
 mod stall;
 pub(crate) mod task;
 mod thread_builder;
-mod timers;
+pub(crate) mod timers;
 mod wait;
 pub(crate) mod waiter;
 
