@@ -111,12 +111,16 @@ impl Timers {
 
     /// Fires the timers whose deadline has passed, earliest first.
     pub(super) fn expire(&mut self, now: Instant, mut wake: impl FnMut(TaskId)) {
-        while let Some(&Reverse((deadline, _, slot))) = self.heap.peek() {
+        while let Some(&Reverse((deadline, serial, slot))) = self.heap.peek() {
             if deadline > now {
                 break;
             }
             self.heap.pop();
-            wake(self.armed.remove(slot).task);
+            // The top is live (see `drop_dead_top`); checked all the same, as
+            // the slot may hold a later timer if it is not.
+            if self.is_armed(slot, serial) {
+                wake(self.armed.remove(slot).task);
+            }
             self.drop_dead_top();
         }
     }
