@@ -537,6 +537,8 @@ impl Scheduler {
             }
             let abandoned = tasks.remove(task.index);
             drop(tasks);
+            // Its waits will never end: their timers go now.
+            self.timers.borrow_mut().remove_all_of(task);
             if abandoned.has_options {
                 self.forget_options(abandoned.serial);
             }

@@ -83,11 +83,17 @@ impl Timers {
             return;
         }
         self.armed.remove(key.slot);
-        self.drop_dead_top();
-        if self.heap.len() > 2 * self.armed.len() {
-            let armed = &self.armed;
-            self.heap
-                .retain(|Reverse((_, serial, slot))| Self::live(armed, *slot, *serial));
+        self.drop_dead();
+    }
+
+    /// Disarms every timer of `task`, a thread abandoned where it waits (see
+    /// `Scheduler::cancel`): its stack is leaked, so its `ArmedTimer`s are
+    /// never dropped. Rare, so a scan of the armed timers.
+    pub(super) fn remove_all_of(&mut self, task: TaskId) {
+        let before = self.armed.len();
+        self.armed.retain(|_, armed| armed.task != task);
+        if self.armed.len() != before {
+            self.drop_dead();
         }
     }
 
@@ -131,6 +137,17 @@ impl Timers {
 
     fn live(armed: &Slab<Armed>, slot: usize, serial: u64) -> bool {
         armed.get(slot).is_some_and(|a| a.serial == serial)
+    }
+
+    /// After a disarm: keeps the top live, and dead entries no more numerous
+    /// than live ones.
+    fn drop_dead(&mut self) {
+        self.drop_dead_top();
+        if self.heap.len() > 2 * self.armed.len() {
+            let armed = &self.armed;
+            self.heap
+                .retain(|Reverse((_, serial, slot))| Self::live(armed, *slot, *serial));
+        }
     }
 
     /// Pops dead entries off the top, so that the top is live (or the heap
@@ -196,6 +213,21 @@ mod tests {
         assert_eq!(woken, [3]);
         timers.remove(reused);
         assert!(timers.is_empty());
+    }
+
+    #[test]
+    fn an_abandoned_threads_timers_all_go() {
+        let mut timers = Timers::default();
+        let t0 = Instant::now();
+        timers.insert(t0 + Duration::from_millis(10), id(1));
+        timers.insert(t0 + Duration::from_millis(20), id(2));
+        timers.insert(t0 + Duration::from_millis(30), id(1));
+        timers.remove_all_of(id(1));
+        assert_eq!(timers.next_timeout(t0), Some(Duration::from_millis(20)));
+        let mut woken = Vec::new();
+        timers.expire(t0 + Duration::from_secs(1), |t| woken.push(t.serial));
+        assert_eq!(woken, [2]);
+        assert_eq!(timers.entries(), 0);
     }
 
     #[test]
