@@ -813,3 +813,36 @@ fn child_process() {
         _ => {}
     }
 }
+
+#[test]
+fn a_runtime_that_has_ended_is_not_in_a_dump_even_if_a_thread_it_abandoned_holds_it() {
+    /// A destructor that waits for what never comes: the end of the runtime
+    /// abandons its thread, stack and all.
+    struct Stuck;
+    impl Drop for Stuck {
+        fn drop(&mut self) {
+            loop {
+                runtime::park();
+            }
+        }
+    }
+    on_os_thread("ended-runtime", || {
+        runtime::run(|| {
+            fibra::spawn(|| {
+                // Keeps the runtime's scheduler alive on the leaked stack.
+                let _me = runtime::current();
+                let _stuck = Stuck;
+                runtime::park();
+            });
+            runtime::yield_now();
+        });
+    });
+    // Before: listed (as busy, after the dump waited for it) by every dump.
+    let dump = runtime::dump();
+    assert!(
+        dump.runtimes
+            .iter()
+            .all(|r| r.os_thread_name.as_deref() != Some("ended-runtime")),
+        "{dump}"
+    );
+}

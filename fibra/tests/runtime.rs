@@ -11,10 +11,25 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "support/without_hanging.rs"]
+mod hang;
+use hang::without_hanging;
+
 struct Flag(Rc<Cell<u32>>);
 impl Drop for Flag {
     fn drop(&mut self) {
         self.0.set(self.0.get() + 1);
+    }
+}
+
+/// A destructor that waits for what never comes: a thread that holds one
+/// cannot finish unwinding, and the end of its runtime abandons it.
+struct Stuck;
+impl Drop for Stuck {
+    fn drop(&mut self) {
+        loop {
+            runtime::park();
+        }
     }
 }
 
@@ -519,4 +534,151 @@ fn a_thread_that_cannot_have_a_stack_fails_with_the_reason() {
         message.starts_with("fibra: the green thread could not start: "),
         "{message}"
     );
+}
+
+#[test]
+fn finished_timeouts_and_cancelled_sleeps_take_their_timers_with_them() {
+    fibra::run(|| {
+        // A timer that stays armed, earlier than the others: disarmed timers
+        // below it in the heap are not dropped by reaching its top.
+        let sleeper = fibra::spawn(|| sleep(Duration::from_secs(1800)));
+        runtime::yield_now();
+        for round in 0..10_000 {
+            assert_eq!(timeout(Duration::from_secs(3600), move || round), Ok(round));
+            let cancelled = fibra::spawn(|| sleep(Duration::from_secs(3600)));
+            runtime::yield_now();
+            cancelled.cancel();
+            assert!(matches!(cancelled.join(), Err(JoinError::Cancelled)));
+            // The sleeper's timer, and at most as many disarmed entries.
+            let entries = runtime::timer_entries();
+            assert!(entries <= 2, "round {round}: {entries} timer entries");
+        }
+        sleeper.cancel();
+        assert!(matches!(sleeper.join(), Err(JoinError::Cancelled)));
+        assert_eq!(runtime::timer_entries(), 0);
+    });
+}
+
+#[test]
+fn a_deadlock_after_timed_waits_that_ended_is_reported() {
+    // The hour-long timers of the finished timeout and of the cancelled
+    // sleep went with their waits: nothing can wake the parked thread, so
+    // `run` reports the deadlock now, not in an hour.
+    let message = without_hanging("a deadlock after timed waits", || {
+        let err = panic::catch_unwind(|| {
+            fibra::run(|| {
+                assert_eq!(timeout(Duration::from_secs(3600), || 5), Ok(5));
+                let sleeper = fibra::spawn(|| sleep(Duration::from_secs(3600)));
+                runtime::yield_now();
+                sleeper.cancel();
+                assert!(matches!(sleeper.join(), Err(JoinError::Cancelled)));
+                runtime::park();
+            })
+        })
+        .unwrap_err();
+        panic_message(&*err)
+    });
+    assert!(message.contains("deadlock"), "{message}");
+}
+
+#[test]
+fn the_end_of_run_does_not_wait_for_the_timer_of_a_cancelled_sleep() {
+    // Cancelled at the end, the sleeper unwinds into a destructor that waits
+    // for ever: with its sleep's timer gone, nothing can wake it, so it is
+    // abandoned at once instead of when the hour is up.
+    let dropped = without_hanging("the end of run after a cancelled sleep", || {
+        let dropped = Rc::new(Cell::new(0));
+        let d = dropped.clone();
+        fibra::run(move || {
+            let guard = Flag(d);
+            fibra::spawn(move || {
+                let _stuck = Stuck;
+                let _guard = guard;
+                sleep(Duration::from_secs(3600));
+            });
+            runtime::yield_now();
+        });
+        dropped.get()
+    });
+    assert_eq!(dropped, 1, "the destructors before the stuck one ran");
+}
+
+#[test]
+fn a_join_handle_outliving_its_runtime_names_only_its_own_thread() {
+    let (stuck, done) = fibra::run(|| {
+        let stuck = fibra::spawn(|| {
+            let _stuck = Stuck;
+            sleep(Duration::from_secs(3600));
+        });
+        let done = fibra::spawn(|| "finished in time");
+        runtime::yield_now();
+        (stuck, done) // the end of the runtime cancels and abandons `stuck`
+    });
+    // Outside any runtime: the outcomes the threads had at the end.
+    assert!(stuck.is_finished());
+    stuck.cancel();
+    assert!(done.is_finished());
+    assert_eq!(done.join().unwrap(), "finished in time");
+    // In the next runtime on this OS thread, where the same slot and serial
+    // name an unrelated thread: the stale handle touches nothing there.
+    let victim = fibra::run(move || {
+        let victim = fibra::spawn(|| {
+            sleep(Duration::from_millis(10));
+            "the victim's own outcome"
+        });
+        runtime::yield_now(); // it parks in its sleep
+        stuck.cancel();
+        assert!(stuck.is_finished());
+        assert!(matches!(stuck.join(), Err(JoinError::Cancelled)));
+        assert!(!victim.is_finished());
+        victim.join()
+    });
+    assert_eq!(victim.unwrap(), "the victim's own outcome");
+}
+
+#[test]
+fn a_wait_list_outliving_its_runtime_wakes_no_thread_of_the_next() {
+    // A thread abandoned at the end of its runtime while waiting on a
+    // condition variable stays listed there; a notification in the next
+    // runtime must not wake the thread that has its slot and serial there.
+    let pair = fibra::run(|| {
+        let pair = Rc::new((fibra::sync::Mutex::new(()), fibra::sync::Condvar::new()));
+        let waits = pair.clone();
+        fibra::spawn(move || {
+            let (mutex, condvar) = &*waits;
+            let mut guard = mutex.lock();
+            // Swallows the end of the runtime's cancel and waits again, so it
+            // is abandoned in the wait (and not in the middle of an unwind,
+            // which would leave std's panic count of this OS thread raised).
+            loop {
+                match panic::catch_unwind(AssertUnwindSafe(|| condvar.wait(guard))) {
+                    Ok(woken) => guard = woken,
+                    Err(_) => guard = mutex.lock(),
+                }
+            }
+        });
+        runtime::yield_now();
+        pair
+    });
+    fibra::run(move || {
+        let parked = Rc::new(Cell::new(false));
+        let flag = parked.clone();
+        let unrelated = fibra::spawn(move || {
+            flag.set(true);
+            runtime::park();
+            flag.set(false);
+        });
+        runtime::yield_now(); // it parks
+        assert!(parked.get());
+        pair.1.notify_all();
+        runtime::yield_now();
+        runtime::yield_now();
+        assert!(
+            parked.get(),
+            "a stale waiter's wake reached an unrelated thread"
+        );
+        unrelated.cancel();
+        let joined = unrelated.join();
+        assert!(matches!(joined, Err(JoinError::Cancelled)), "{joined:?}");
+    });
 }

@@ -1002,3 +1002,49 @@ fn select_under_contention_of_10k_threads() {
         );
     });
 }
+
+#[test]
+fn waits_that_end_early_take_their_timers_with_them() {
+    // Each wait below parks with an hour's limit and is ended by another
+    // thread long before: its timer must go with it, so no timer entry is
+    // left behind however many waits are made (before: one per wait, until
+    // its hour was up).
+    fibra::run(|| {
+        let (tx, rx) = channel::unbounded();
+        let (rendezvous_tx, rendezvous_rx) = channel::rendezvous();
+        let pair = Rc::new((Mutex::new(false), Condvar::new()));
+        let hour = Duration::from_secs(3600);
+        for round in 0..1000 {
+            let sender = tx.clone();
+            let h = spawn(move || sender.send(round).unwrap());
+            assert_eq!(rx.recv_timeout(hour), Ok(round));
+            h.join().unwrap();
+
+            let receiver = rendezvous_rx.clone();
+            let h = spawn(move || receiver.recv().unwrap());
+            assert_eq!(rendezvous_tx.send_timeout(round, hour), Ok(()));
+            assert_eq!(h.join().unwrap(), round);
+
+            let notifier = pair.clone();
+            let h = spawn(move || {
+                *notifier.0.lock() = true;
+                notifier.1.notify_one();
+            });
+            let (mut ready, timed_out) = pair.1.wait_timeout_while(pair.0.lock(), hour, |r| !*r);
+            assert!(!timed_out);
+            *ready = false;
+            drop(ready);
+            h.join().unwrap();
+
+            let sender = tx.clone();
+            let h = spawn(move || sender.send(round).unwrap());
+            let mut sel = Select::new();
+            sel.recv(&rx);
+            let op = sel.wait_timeout(hour).unwrap();
+            assert_eq!(op.recv(&rx), Ok(round));
+            h.join().unwrap();
+
+            assert_eq!(fibra::runtime::timer_entries(), 0, "round {round}");
+        }
+    });
+}

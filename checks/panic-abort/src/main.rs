@@ -104,6 +104,12 @@ fn cancel_abandons_the_thread() -> Result<(), String> {
         });
         fibra::runtime::yield_now();
         worker.cancel();
+        // Its sleep never ends: its timer goes with it, so that it hides no
+        // deadlock and holds no memory.
+        let timers = fibra::runtime::timer_entries();
+        if timers != 0 {
+            return Err(format!("{timers} timers left armed"));
+        }
         match worker.join() {
             Err(JoinError::Cancelled) => Ok(()),
             other => Err(format!("join -> {other:?}")),

@@ -5,7 +5,6 @@
 
 use crate::runtime::reactor::{Direction, IoKey, Turn};
 use crate::runtime::scheduler::{self, Scheduler};
-use crate::runtime::task::TaskId;
 use crate::runtime::{SocketDirection, WaitReason};
 use crate::time::deadline_after;
 use mio::event::Source;
@@ -19,38 +18,14 @@ pub(super) struct Registration<S: Source> {
     source: S,
     key: IoKey,
     scheduler: Rc<Scheduler>,
-    /// Per direction (read, write): the timeout of one operation, and the
-    /// timer already armed for it.
+    /// Per direction (read, write): the timeout of one operation.
     limits: [Limit; 2],
 }
 
 /// The timeout of one direction's operations.
-///
-/// Timers cannot be removed from the runtime's heap (a stale one fires as a
-/// spurious wake-up), so arming one per wait would let a busy keep-alive
-/// socket pile up a timer per operation. Instead the armed deadline is
-/// remembered: a wait whose deadline is no earlier than a timer still pending
-/// for the same green thread arms nothing, and re-arms when that timer fires
-/// early. A socket thus holds about one timer per timeout period.
 #[derive(Default)]
 struct Limit {
     timeout: Cell<Option<Duration>>,
-    armed: Cell<Option<(Instant, TaskId)>>,
-}
-
-impl Limit {
-    /// Makes sure `task` is woken by `deadline` at the latest.
-    fn arm(&self, scheduler: &Scheduler, deadline: Instant, task: TaskId, now: Instant) {
-        if let Some((at, by)) = self.armed.get()
-            && by == task
-            && at > now
-            && at <= deadline
-        {
-            return;
-        }
-        scheduler.wake_at(deadline, task);
-        self.armed.set(Some((deadline, task)));
-    }
 }
 
 impl<S: Source + AsRawFd> Registration<S> {
@@ -120,8 +95,9 @@ impl<S: Source + AsRawFd> Registration<S> {
         let mut turn = Turn::new(&self.scheduler, self.key, direction);
         let limit = &self.limits[direction as usize];
         // Set at the first wait, so that an operation that need not wait never
-        // reads the clock.
+        // reads the clock; the timer goes with the operation however it ends.
         let mut deadline = None;
+        let mut timer = None;
         loop {
             if turn.is_ready() {
                 match op(&self.source) {
@@ -139,7 +115,9 @@ impl<S: Source + AsRawFd> Registration<S> {
                         format!("no progress in {timeout:?}"),
                     ));
                 }
-                limit.arm(&self.scheduler, deadline, task, now);
+                if timer.is_none() {
+                    timer = Some(self.scheduler.arm_timer(deadline));
+                }
             }
             turn.wait(
                 task,

@@ -8,6 +8,7 @@
 
 use super::scheduler;
 use super::task::TaskId;
+use super::timers::TimerKey;
 use std::any::Any;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -46,10 +47,12 @@ pub(super) struct Deadlines {
 struct Stack {
     /// (deadline, id), outermost first.
     deadlines: Vec<(Instant, u64)>,
-    /// The deadline a timer is armed for, if one is: a park before it passes
-    /// need not arm another, so a thread that waits a million times inside one
-    /// `timeout` leaves one timer, not a million (see `arm`).
-    armed: Option<Instant>,
+    /// The deadline a timer is armed for, and that timer, if one is: a park
+    /// before it passes need not arm another, so a thread that waits a
+    /// million times inside one `timeout` arms one timer, not a million (see
+    /// `arm`); and it is disarmed when its deadline goes out of force (see
+    /// `remove`), so a `timeout` whose work finished leaves no timer behind.
+    armed: Option<(Instant, TimerKey)>,
 }
 
 impl Deadlines {
@@ -71,16 +74,26 @@ impl Deadlines {
 
     /// Removes deadline `id` of `task` (the innermost, unless a fiber that the
     /// thread resumed left a `timeout` suspended: any is found by its id).
-    pub(super) fn remove(&mut self, task: TaskId, id: u64) {
-        let Some(stack) = self.by_thread.get_mut(&task) else {
-            return;
-        };
+    /// Returns the timer to disarm, if one was armed for a deadline that is
+    /// no longer the nearest in force.
+    #[must_use = "the timer returned is to be disarmed"]
+    pub(super) fn remove(&mut self, task: TaskId, id: u64) -> Option<TimerKey> {
+        let stack = self.by_thread.get_mut(&task)?;
         if let Some(at) = stack.deadlines.iter().rposition(|&(_, i)| i == id) {
             stack.deadlines.remove(at);
         }
+        let nearest = stack.nearest();
+        let stale = match stack.armed {
+            Some((armed, key)) if nearest != Some(armed) => {
+                stack.armed = None;
+                Some(key)
+            }
+            _ => None,
+        };
         if stack.deadlines.is_empty() {
             self.by_thread.remove(&task);
         }
+        stale
     }
 
     /// The outermost of `task`'s deadlines that has passed at `now`: unwinding
@@ -98,20 +111,32 @@ impl Deadlines {
             .map(|&(_, id)| Expired(id))
     }
 
-    /// Records a timer as armed for the nearest deadline of `task`, about to
-    /// park at `now`, and returns that deadline for the caller to arm — or
-    /// `None` if none is to be armed: it has passed (it is due now, not
-    /// later), or the timer armed for it is still pending (a timer fires at
-    /// its deadline or after, so one armed for a deadline not yet passed has
-    /// not fired).
-    pub(super) fn arm(&mut self, task: TaskId, now: impl FnOnce() -> Instant) -> Option<Instant> {
+    /// Arms a timer (with `insert`) for the nearest deadline of `task`, about
+    /// to park at `now` — unless it has passed (it is due now, not later) or
+    /// the timer armed for it is still pending (a timer fires at its deadline
+    /// or after, so one armed for a deadline not yet passed has not fired).
+    /// Returns the timer to disarm, if one was armed for another deadline (a
+    /// later one, before an inner `timeout` with a nearer one began).
+    #[must_use = "the timer returned is to be disarmed"]
+    pub(super) fn arm(
+        &mut self,
+        task: TaskId,
+        now: impl FnOnce() -> Instant,
+        insert: impl FnOnce(Instant) -> TimerKey,
+    ) -> Option<TimerKey> {
         let stack = self.by_thread.get_mut(&task)?;
-        let nearest = stack.deadlines.iter().map(|&(at, _)| at).min()?;
-        if stack.armed == Some(nearest) || nearest <= now() {
+        let nearest = stack.nearest()?;
+        if stack.armed.is_some_and(|(armed, _)| armed == nearest) || nearest <= now() {
             return None;
         }
-        stack.armed = Some(nearest);
-        Some(nearest)
+        let before = stack.armed.replace((nearest, insert(nearest)));
+        before.map(|(_, key)| key)
+    }
+}
+
+impl Stack {
+    fn nearest(&self) -> Option<Instant> {
+        self.deadlines.iter().map(|&(at, _)| at).min()
     }
 }
 
@@ -146,6 +171,7 @@ impl Drop for Deadline {
 
 #[cfg(test)]
 mod tests {
+    use super::super::timers::Timers;
     use super::*;
     use std::time::Duration;
 
@@ -158,14 +184,42 @@ mod tests {
     fn the_outermost_passed_deadline_expires_and_the_nearest_is_armed_once() {
         let t0 = Instant::now();
         let ms = |n| t0 + Duration::from_millis(n);
+        let mut timers = Timers::default();
+        let mut insert = |at| timers.insert(at, TASK);
+        let mut armed = Vec::new();
         let mut deadlines = Deadlines::default();
         assert!(deadlines.is_empty());
         let outer = deadlines.push(TASK, ms(30));
+        assert_eq!(
+            deadlines.arm(
+                TASK,
+                || t0,
+                |at| {
+                    armed.push(at);
+                    insert(at)
+                }
+            ),
+            None
+        );
         let inner = deadlines.push(TASK, ms(10));
         // An inner deadline further off does not mask the outer one.
         let innermost = deadlines.push(TASK, ms(50));
-        assert_eq!(deadlines.arm(TASK, || t0), Some(ms(10)));
-        assert_eq!(deadlines.arm(TASK, || t0), None, "armed already");
+        // The nearer inner deadline is armed, and the outer's timer is
+        // handed back to be disarmed.
+        let stale = deadlines.arm(
+            TASK,
+            || t0,
+            |at| {
+                armed.push(at);
+                insert(at)
+            },
+        );
+        assert!(stale.is_some());
+        assert_eq!(
+            deadlines.arm(TASK, || t0, |_| unreachable!("armed already")),
+            None
+        );
+        assert_eq!(armed, [ms(30), ms(10)]);
         assert!(deadlines.expired(TASK, || ms(5)).is_none());
         let expired = deadlines.expired(TASK, || ms(10)).unwrap();
         assert!(Expired::is_of(&expired, inner));
@@ -174,12 +228,29 @@ mod tests {
             Expired::is_of(&expired, outer),
             "the outermost of those passed"
         );
-        deadlines.remove(TASK, innermost);
-        deadlines.remove(TASK, inner);
+        assert_eq!(deadlines.remove(TASK, innermost), None, "not the armed one");
+        assert!(
+            deadlines.remove(TASK, inner).is_some(),
+            "its timer goes with it"
+        );
         // Past its deadline, nothing is armed: it is due now.
-        assert_eq!(deadlines.arm(TASK, || ms(40)), None);
-        assert_eq!(deadlines.arm(TASK, || t0), Some(ms(30)));
-        deadlines.remove(TASK, outer);
+        assert_eq!(
+            deadlines.arm(TASK, || ms(40), |_| unreachable!("due now")),
+            None
+        );
+        assert_eq!(
+            deadlines.arm(
+                TASK,
+                || t0,
+                |at| {
+                    armed.push(at);
+                    insert(at)
+                }
+            ),
+            None
+        );
+        assert_eq!(armed, [ms(30), ms(10), ms(30)]);
+        assert!(deadlines.remove(TASK, outer).is_some());
         assert!(deadlines.is_empty());
     }
 }

@@ -1,7 +1,7 @@
 //! Spawning green threads and waiting for them (Ruby's `Thread.new`,
 //! `Thread#join` and `Thread#value`).
 
-use super::scheduler::{self, Cancelled, Scheduler};
+use super::scheduler::{self, Cancelled, RuntimeId, Scheduler};
 use super::task::{Body, Options, TaskId};
 use super::wait::WaitReason;
 use std::any::Any;
@@ -103,7 +103,11 @@ where
         }),
         options,
     );
-    JoinHandle { task, slot }
+    JoinHandle {
+        runtime: scheduler.id(),
+        task,
+        slot,
+    }
 }
 
 struct Slot<T> {
@@ -116,7 +120,35 @@ struct Slot<T> {
 /// Dropping it detaches the thread: it runs on, and what it returns is dropped.
 /// If it panics, the panic hook has already reported it (as for any panic), and
 /// nothing else happens — the other threads go on.
+///
+/// # After its runtime has ended
+///
+/// A handle may outlive its runtime (`run` may return it, say). It names its
+/// own runtime, never another: used after that runtime's end — outside any
+/// runtime, or in a later one on the same OS thread — it reports the outcome
+/// the thread had when the runtime ended. A thread that finished before gives
+/// its value or error to [`join`](JoinHandle::join) as ever. A thread still
+/// running then was cancelled by the end of the runtime (see
+/// [the end of a runtime](super#the-end-of-a-runtime)); if it could not finish
+/// unwinding and was abandoned, its handle says so: [`is_finished`] is `true`,
+/// `join` returns [`JoinError::Cancelled`] at once, and
+/// [`cancel`](JoinHandle::cancel) does nothing.
+///
+/// ```
+/// let handle = fibra::run(|| {
+///     let stuck = fibra::spawn(|| loop {
+///         fibra::runtime::park(); // nothing will wake it
+///     });
+///     fibra::runtime::yield_now();
+///     stuck // the end of the runtime cancels it
+/// });
+/// assert!(handle.is_finished());
+/// assert!(matches!(handle.join(), Err(fibra::runtime::JoinError::Cancelled)));
+/// ```
+///
+/// [`is_finished`]: JoinHandle::is_finished
 pub struct JoinHandle<T> {
+    runtime: RuntimeId,
     task: TaskId,
     slot: Rc<Slot<T>>,
 }
@@ -126,13 +158,19 @@ impl<T> JoinHandle<T> {
     ///
     /// # Errors
     ///
-    /// [`JoinError`] if the thread panicked (with the payload) or was cancelled.
+    /// [`JoinError`] if the thread panicked (with the payload) or was cancelled
+    /// (by [`cancel`](JoinHandle::cancel), or by the end of its runtime: see
+    /// [above](JoinHandle#after-its-runtime-has-ended)).
     pub fn join(self) -> Result<T, JoinError> {
-        let scheduler = scheduler::current();
+        let scheduler = scheduler::current_if(self.runtime);
         loop {
             if let Some(outcome) = self.slot.outcome.borrow_mut().take() {
                 return outcome;
             }
+            let Some(scheduler) = &scheduler else {
+                // Its runtime has ended, and with it the thread.
+                return Err(JoinError::Cancelled);
+            };
             self.slot.joiner.set(Some(scheduler.running()));
             scheduler.park_on(WaitReason::Join {
                 thread: self.task.serial,
@@ -140,9 +178,10 @@ impl<T> JoinHandle<T> {
         }
     }
 
-    /// Whether the thread has finished (returned, panicked or been cancelled).
+    /// Whether the thread has finished (returned, panicked or been cancelled,
+    /// which the end of its runtime does).
     pub fn is_finished(&self) -> bool {
-        self.slot.outcome.borrow().is_some()
+        self.slot.outcome.borrow().is_some() || !scheduler::is_current(self.runtime)
     }
 
     /// Cancels the thread (Ruby's `Thread#kill`): the next time it blocks, or at
@@ -160,16 +199,25 @@ impl<T> JoinHandle<T> {
     /// catches it and goes on, it is cancelled at its next block. (std counts
     /// panics per OS thread, so fibra cannot tell this thread's unwind from
     /// another green thread's of the same runtime that is blocked in the middle
-    /// of one: the cancel then waits for that unwind to end too.)
+    /// of one: the cancel then waits for that unwind to end too. A thread that
+    /// the end of a runtime abandoned in the middle of an unwind — blocked
+    /// for good in a destructor — never ends it: std's count stays raised on
+    /// that OS thread, `std::thread::panicking()` stays true there, and later
+    /// cancels and timeouts of green threads on that OS thread are owed for
+    /// good: they are not delivered, rather than risk an abort.)
     ///
     /// Under `panic = "abort"` nothing can unwind: the thread is abandoned — it
     /// never runs again, its stack is leaked and its destructors do not run —
     /// and `join` returns the same cancelled `JoinError`.
     pub fn cancel(&self) {
-        if self.is_finished() {
+        if self.slot.outcome.borrow().is_some() {
             return;
         }
-        let scheduler = scheduler::current();
+        let Some(scheduler) = scheduler::current_if(self.runtime) else {
+            // Its runtime has ended: the thread is gone, and the thread with
+            // its id in the runtime running now is another.
+            return;
+        };
         if scheduler.cancel(self.task) {
             // Abandoned: it will never say it finished, so say it here.
             *self.slot.outcome.borrow_mut() = Some(Err(JoinError::Cancelled));

@@ -67,7 +67,13 @@
 //! returns (one already unwinding from its own panic finishes that unwind:
 //! see [`JoinHandle::cancel`]). If every green thread is parked and nothing can ever wake one (no
 //! timer, no socket, no [`Unparker`] held elsewhere), `run` panics with a
-//! deadlock message instead of hanging.
+//! deadlock message instead of hanging. A timer counts only while its wait
+//! lasts: a wait that ends — a [`timeout`](crate::time::timeout) whose work
+//! finished, a cancelled sleep, a notified `wait_timeout`, a `recv_timeout`
+//! that got its message — takes its timer with it, so neither the deadlock
+//! report nor the end of `run` waits for a deadline nobody waits for any more.
+//! A [`JoinHandle`] may outlive its runtime; it never acts on another (see
+//! [its docs](JoinHandle#after-its-runtime-has-ended)).
 //!
 //! # Compaction
 //!
@@ -191,7 +197,7 @@ mod stack_trace;
 mod stall;
 pub(crate) mod task;
 mod thread_builder;
-mod timers;
+pub(crate) mod timers;
 mod wait;
 pub(crate) mod waiter;
 
@@ -381,6 +387,20 @@ pub fn yield_now() {
 /// checks what you wait for.
 pub fn park() {
     scheduler::current().park_on(WaitReason::Park);
+}
+
+/// How many entries the running runtime's timer heap holds, armed or disarmed
+/// and not yet dropped: what its timers cost in memory. Each wait with a time
+/// limit arms one timer and disarms it when it ends, so this stays within
+/// about twice the waits in progress however many have been made. For fibra's
+/// own tests; not part of the API.
+///
+/// # Panics
+///
+/// Outside a runtime.
+#[doc(hidden)]
+pub fn timer_entries() -> usize {
+    scheduler::current().timer_entries()
 }
 
 /// Makes this runtime list Ractors in its part of a [`dump`], as `describe`

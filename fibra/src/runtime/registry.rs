@@ -2,9 +2,11 @@
 //! each: the stall detector's watchdog reads it, and [`dump`](super::dump)
 //! walks it.
 //!
-//! Each runtime publishes a [`Monitor`] when it starts and keeps it while it
-//! runs; the list holds weak references, so a runtime that ends leaves only a
-//! dead entry, dropped the next time the list is walked.
+//! Each runtime publishes a [`Monitor`] when it starts and marks it ended when
+//! its `run` ends; the list holds weak references, so a runtime that ends
+//! leaves only a dead or ended entry, skipped by every walk and dropped the
+//! next time a runtime starts (even if something, such as a green thread
+//! abandoned at the end, still holds its scheduler).
 
 use super::dump::Request;
 use super::remote::Remote;
@@ -75,7 +77,7 @@ impl Monitor {
             ended: AtomicBool::new(false),
         });
         let mut runtimes = lock(&RUNTIMES);
-        runtimes.retain(|r| r.strong_count() > 0);
+        runtimes.retain(|r| r.upgrade().is_some_and(|m| !m.has_ended()));
         runtimes.push(Arc::downgrade(&monitor));
         drop(runtimes);
         if stall_threshold.is_some() {
@@ -113,7 +115,16 @@ impl Monitor {
     /// Leaves `request` for the runtime to answer at its next pass through its
     /// loop (the caller then wakes it).
     pub(super) fn ask_dump(&self, request: Arc<Request>) {
-        lock(&self.dumps).push(request);
+        let mut dumps = lock(&self.dumps);
+        // Under the lock that `ended` takes after it sets `ended`: a runtime
+        // that ended since the dump looked is not left a request it would
+        // never answer.
+        if self.has_ended() {
+            drop(dumps);
+            request.drop_unanswered();
+            return;
+        }
+        dumps.push(request);
         self.dump_asked.store(true, Release);
     }
 
@@ -133,6 +144,8 @@ impl Monitor {
     }
 
     /// Marks the runtime ended, and frees the dumps still waiting for it.
+    /// Called when its `run` ends, and again (doing nothing more) when its
+    /// scheduler is dropped.
     pub(super) fn ended(&self) {
         self.ended.store(true, Release);
         std::mem::take(&mut *lock(&self.dumps))
@@ -197,9 +210,14 @@ impl std::fmt::Debug for Monitor {
     }
 }
 
-/// The runtimes alive now, in the order they started.
+/// The runtimes alive now, in the order they started. A runtime that has
+/// ended is not one, even while something keeps its monitor.
 pub(super) fn runtimes() -> Vec<Arc<Monitor>> {
-    lock(&RUNTIMES).iter().filter_map(Weak::upgrade).collect()
+    lock(&RUNTIMES)
+        .iter()
+        .filter_map(Weak::upgrade)
+        .filter(|monitor| !monitor.has_ended())
+        .collect()
 }
 
 /// Locks `mutex`, ignoring poisoning: what these locks guard stays consistent

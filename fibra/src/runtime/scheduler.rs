@@ -37,7 +37,7 @@ use super::remote::{Remote, Unparker};
 use super::stack_trace;
 use super::stall;
 use super::task::{Body, Cancel, Code, Options, State, Task, TaskId};
-use super::timers::Timers;
+use super::timers::{ArmedTimer, Timers};
 use super::wait::WaitReason;
 use crate::Fiber;
 use crate::fiber::Step;
@@ -49,6 +49,7 @@ use std::io;
 use std::panic;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
@@ -85,6 +86,17 @@ const CLOCK_EVERY: u32 = 64;
 thread_local! {
     static CURRENT: RefCell<Option<Rc<Scheduler>>> = const { RefCell::new(None) };
 }
+
+/// How many runtimes this process has started (see [`RuntimeId`]).
+static STARTED: AtomicU64 = AtomicU64::new(0);
+
+/// Names one runtime among all those the process ever runs (never reused).
+/// What a green thread is named by outside the scheduler — a [`TaskId`] in a
+/// `JoinHandle` or in a wait list — is kept with its runtime's id, so that it
+/// is never resolved in another runtime: a `TaskId` alone (a slot and a
+/// serial) names some thread of the next runtime on the same OS thread too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RuntimeId(u64);
 
 /// The panic payload that unwinds a cancelled green thread
 /// ([`JoinHandle::cancel`](super::JoinHandle::cancel), the end of
@@ -127,6 +139,27 @@ pub(crate) fn current() -> Rc<Scheduler> {
         "fibra: this blocks a green thread, so it must run inside a fibra runtime \
          (fibra::run(|| ...), or a green thread spawned there)",
     )
+}
+
+/// Runtime `id`'s scheduler, if it is the one running on this OS thread.
+/// What names a green thread on this side of the runtime (a `JoinHandle`, a
+/// wait list's entry) is not `Send`, so it stays on its runtime's OS thread,
+/// where that runtime is the current one from the moment it was made until
+/// the runtime ends: `None` means the runtime has ended (or this OS thread is
+/// ending, its thread-locals gone).
+pub(crate) fn current_if(id: RuntimeId) -> Option<Rc<Scheduler>> {
+    CURRENT
+        .try_with(|c| c.borrow().as_ref().filter(|s| s.id == id).cloned())
+        .ok()
+        .flatten()
+}
+
+/// Whether runtime `id` runs on this OS thread (see [`current_if`]): `false`
+/// once it has ended.
+pub(crate) fn is_current(id: RuntimeId) -> bool {
+    CURRENT
+        .try_with(|c| c.borrow().as_ref().is_some_and(|s| s.id == id))
+        .unwrap_or(false)
 }
 
 /// Wakes `unparker`'s green thread directly if it belongs to the runtime running
@@ -172,11 +205,18 @@ impl Installed {
 impl Drop for Installed {
     fn drop(&mut self) {
         let scheduler = CURRENT.with(|c| c.borrow_mut().take());
+        // The runtime has ended: dumps and the stall detector learn it now,
+        // not when the scheduler is dropped — a green thread abandoned at the
+        // end may hold an `Rc` of it on its leaked stack, and then never.
+        if let Some(scheduler) = &scheduler {
+            scheduler.monitor.ended();
+        }
         drop(scheduler);
     }
 }
 
 pub(crate) struct Scheduler {
+    id: RuntimeId,
     tasks: RefCell<Slab<Task>>,
     queue: RefCell<VecDeque<TaskId>>,
     running: Cell<Option<TaskId>>,
@@ -236,6 +276,7 @@ impl Scheduler {
         let (reactor, waker) = Reactor::new()?;
         let remote = Arc::new(Remote::new(waker));
         Ok(Scheduler {
+            id: RuntimeId(STARTED.fetch_add(1, Relaxed)),
             monitor: Monitor::register(stall_threshold, Arc::downgrade(&remote)),
             switches: Cell::new(0),
             options: RefCell::new(HashMap::new()),
@@ -285,6 +326,11 @@ impl Scheduler {
         let id = TaskId { index, serial };
         self.queue.borrow_mut().push_back(id);
         id
+    }
+
+    /// Which runtime this is.
+    pub(crate) fn id(&self) -> RuntimeId {
+        self.id
     }
 
     /// The green thread running now.
@@ -535,7 +581,10 @@ impl Scheduler {
 
     /// Takes deadline `id` of `task` out of force.
     pub(super) fn end_deadline(&self, task: TaskId, id: u64) {
-        self.deadlines.borrow_mut().remove(task, id);
+        let stale = self.deadlines.borrow_mut().remove(task, id);
+        if let Some(key) = stale {
+            self.timers.borrow_mut().remove(key);
+        }
     }
 
     /// Arms a wake-up of the running `task`, about to park, at its nearest
@@ -544,9 +593,11 @@ impl Scheduler {
     /// timer.
     #[cold]
     fn arm_deadline(&self, task: TaskId) {
-        let at = self.deadlines.borrow_mut().arm(task, Instant::now);
-        if let Some(at) = at {
-            self.wake_at(at, task);
+        let stale = self.deadlines.borrow_mut().arm(task, Instant::now, |at| {
+            self.timers.borrow_mut().insert(at, task)
+        });
+        if let Some(key) = stale {
+            self.timers.borrow_mut().remove(key);
         }
     }
 
@@ -568,16 +619,38 @@ impl Scheduler {
 
     /// Parks the running green thread until `deadline`.
     pub(crate) fn sleep_until(&self, deadline: Instant) {
-        let task = self.running();
+        if Instant::now() >= deadline {
+            return;
+        }
+        let _timer = self.arm_timer(deadline);
+        // The timer fires only once `deadline` has passed (`expire` compares
+        // with a clock read no later than this one): one timer serves every
+        // spurious wake-up before it.
         while Instant::now() < deadline {
-            self.timers.borrow_mut().insert(deadline, task);
             self.park_on(WaitReason::Sleep { deadline });
         }
     }
 
-    /// Arms a wake-up of `task` at `deadline` (see `timers` on spurious ones).
-    pub(crate) fn wake_at(&self, deadline: Instant, task: TaskId) {
-        self.timers.borrow_mut().insert(deadline, task);
+    /// Wakes the running green thread at `deadline` (or soon after), unless
+    /// the returned timer is dropped before: a wait with a time limit arms
+    /// one before it parks and keeps it until it ends, so that the timer goes
+    /// with the wait on every path out of it (see `timers`).
+    ///
+    /// # Panics
+    ///
+    /// If called from the runtime's own loop rather than a green thread.
+    pub(crate) fn arm_timer(&self, deadline: Instant) -> ArmedTimer<'_> {
+        let key = self.timers.borrow_mut().insert(deadline, self.running());
+        ArmedTimer {
+            timers: &self.timers,
+            key,
+        }
+    }
+
+    /// How many entries the timer heap holds, armed or disarmed (see
+    /// `runtime::timer_entries`).
+    pub(crate) fn timer_entries(&self) -> usize {
+        self.timers.borrow().entries()
     }
 
     /// Cancels `task`: it unwinds the next time it runs (under `panic =
@@ -601,6 +674,8 @@ impl Scheduler {
             }
             let abandoned = tasks.remove(task.index);
             drop(tasks);
+            // Its waits will never end: their timers go now.
+            self.timers.borrow_mut().remove_all_of(task);
             if abandoned.has_options {
                 self.forget_options(abandoned.serial);
             }

@@ -11,6 +11,9 @@ use std::sync::Arc;
 
 /// Names a green thread of one runtime. The serial number makes an id that
 /// outlives its thread harmless: the slot may be reused, the serial is not.
+/// Within its runtime only: the next runtime on the same OS thread numbers its
+/// threads from 1 again, so an id kept outside the scheduler is kept with its
+/// runtime's [`RuntimeId`](super::scheduler::RuntimeId).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct TaskId {
     pub(super) index: usize,

@@ -160,18 +160,20 @@ impl Condvar {
             state: State::Queued(key),
         };
         drop(guard);
+        let timer = deadline.map(|deadline| scheduler.arm_timer(deadline));
         loop {
             if self.waiters.borrow().get(key).notified {
                 break;
             }
-            if let Some(deadline) = deadline {
-                if Instant::now() >= deadline {
-                    break;
-                }
-                scheduler.wake_at(deadline, scheduler.running());
+            if let Some(deadline) = deadline
+                && Instant::now() >= deadline
+            {
+                break;
             }
             scheduler.park_on(WaitReason::Condvar);
         }
+        // The wait is over: its timer goes before the lock is waited for.
+        drop(timer);
         // A notification that comes with the timeout wins over it.
         let notified = self.waiters.borrow_mut().remove(key).notified;
         waiting.state = if notified {

@@ -16,7 +16,8 @@ use std::rc::Rc;
 /// A green thread that is about to park, as something that can wake it.
 ///
 /// The scheduler names green threads with an id type private to the runtime; a
-/// closure carries the id without naming it (one allocation per wait).
+/// closure carries the id without naming it (one allocation per wait), with
+/// the id of its runtime.
 #[derive(Clone)]
 pub(crate) struct Sleeper(Rc<dyn Fn(&Scheduler)>);
 
@@ -24,11 +25,18 @@ impl Sleeper {
     /// The green thread running on `scheduler`.
     pub(crate) fn running(scheduler: &Scheduler) -> Sleeper {
         let task = scheduler.running();
-        Sleeper(Rc::new(move |scheduler| scheduler.wake(task)))
+        let runtime = scheduler.id();
+        Sleeper(Rc::new(move |scheduler| {
+            if scheduler.id() == runtime {
+                scheduler.wake(task);
+            }
+        }))
     }
 
-    /// Makes the thread runnable (see `Scheduler::wake`). Outside a runtime
-    /// (after it ended) there is nobody left to wake.
+    /// Makes the thread runnable (see `Scheduler::wake`). After its runtime
+    /// has ended (a lock or channel may outlive it, and a thread abandoned at
+    /// the end may still be listed), there is nobody left to wake: not even
+    /// in the runtime running now, where its id names another thread.
     pub(crate) fn wake(&self) {
         if let Some(scheduler) = scheduler::try_current() {
             (self.0)(&scheduler);

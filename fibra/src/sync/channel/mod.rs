@@ -242,6 +242,7 @@ impl<T> Sender<T> {
             key,
             side: Side::Send,
         };
+        let _timer = deadline.map(|deadline| scheduler.arm_timer(deadline));
         loop {
             let status = chan.state.borrow().send_waiters.get(key).status;
             match status {
@@ -255,12 +256,11 @@ impl<T> Sender<T> {
                 }
                 Status::Waiting | Status::Spent => {}
             }
-            if let Some(deadline) = deadline {
-                if Instant::now() >= deadline {
-                    let msg = waiting.finish().msg.expect("an unsent message");
-                    return Err(SendTimeoutError::Timeout(msg));
-                }
-                scheduler.wake_at(deadline, scheduler.running());
+            if let Some(deadline) = deadline
+                && Instant::now() >= deadline
+            {
+                let msg = waiting.finish().msg.expect("an unsent message");
+                return Err(SendTimeoutError::Timeout(msg));
             }
             scheduler.park_on(WaitReason::ChannelSend);
         }
@@ -359,6 +359,7 @@ impl<T> Receiver<T> {
             key,
             side: Side::Recv,
         };
+        let _timer = deadline.map(|deadline| scheduler.arm_timer(deadline));
         loop {
             let status = chan.state.borrow().recv_waiters.get(key).status;
             match status {
@@ -372,12 +373,11 @@ impl<T> Receiver<T> {
                 }
                 Status::Waiting | Status::Spent => {}
             }
-            if let Some(deadline) = deadline {
-                if Instant::now() >= deadline {
-                    waiting.finish();
-                    return Err(RecvTimeoutError::Timeout);
-                }
-                scheduler.wake_at(deadline, scheduler.running());
+            if let Some(deadline) = deadline
+                && Instant::now() >= deadline
+            {
+                waiting.finish();
+                return Err(RecvTimeoutError::Timeout);
             }
             scheduler.park_on(WaitReason::ChannelReceive);
         }

@@ -233,9 +233,7 @@ impl<'a> Select<'a> {
             for case in &self.cases {
                 case.queue(&sleeper);
             }
-            if let Some(deadline) = deadline {
-                scheduler.wake_at(deadline, scheduler.running());
-            }
+            let _timer = deadline.map(|deadline| scheduler.arm_timer(deadline));
             scheduler.park_on(WaitReason::ChannelSelect);
             drop(queued);
             if let Some(index) = self.token.get() {
