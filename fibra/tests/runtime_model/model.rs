@@ -123,6 +123,10 @@ pub enum Seen {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Features {
     pub channels: bool,
+    /// `recv_timeout`: one that gets its message in time leaves its timer,
+    /// which wakes the thread later wherever it waits then and reorders the
+    /// run queue (issue 22, item 8).
+    pub recv_timeout: bool,
     pub select: bool,
     pub mutex: bool,
     pub condvar: bool,
@@ -177,7 +181,7 @@ enum Wait {
     Lock {
         granted: bool,
     },
-    CvWait {
+    Condvar {
         notified: bool,
     },
     /// Notified, and queued again on the mutex.
@@ -245,13 +249,7 @@ impl Thread {
     fn flexible(&self) -> bool {
         matches!(
             self.wait,
-            Wait::Sleep(_)
-                | Wait::DtorSleep(_)
-                | Wait::Accept
-                | Wait::Recv {
-                    until: Some(_),
-                    ..
-                }
+            Wait::Sleep(_) | Wait::DtorSleep(_) | Wait::Accept | Wait::Recv { until: Some(_), .. }
         ) && matches!(self.run, Run::Parked | Run::Queued)
     }
 }
@@ -335,7 +333,10 @@ impl Model {
             }
             // `run` cancels what is left when the first thread returns: not
             // while a thread unwinds from a panic (item 3), unless asked.
-            let panicking = self.threads.iter().any(|t| t.panicking && t.outcome.is_none());
+            let panicking = self
+                .threads
+                .iter()
+                .any(|t| t.panicking && t.outcome.is_none());
             let last = if panicking && !f.cancel_while_panicking {
                 Op::Sleep
             } else {
@@ -347,7 +348,10 @@ impl Model {
         let guard = t.held.contains(&Held::Guard);
         if f.channels {
             for c in 0..CHANNELS {
-                ops.extend([Op::Recv(c), Op::TryRecv(c), Op::RecvTimeout(c)]);
+                ops.extend([Op::Recv(c), Op::TryRecv(c)]);
+                if f.recv_timeout {
+                    ops.push(Op::RecvTimeout(c));
+                }
                 if self.chans[c].shared_sender {
                     ops.extend([Op::Send(c, 0), Op::TrySend(c, 0), Op::Close(c)]);
                 }
@@ -431,7 +435,7 @@ impl Model {
     fn silent_front(&self) -> Option<usize> {
         let &t = self.queue.front()?;
         let thread = &self.threads[t];
-        let relock = thread.wait == Wait::CvWait { notified: true };
+        let relock = thread.wait == Wait::Condvar { notified: true };
         (relock && thread.cancel != Cancel::Requested && self.locked).then_some(t)
     }
 
@@ -541,7 +545,7 @@ impl Model {
                     Seen::Locked
                 }
             }
-            Wait::CvWait { notified: true } => {
+            Wait::Condvar { notified: true } => {
                 // Not silent: the mutex is free, and nobody waits for it.
                 self.locked = true;
                 self.lend_back(t);
@@ -585,7 +589,10 @@ impl Model {
     /// A notified waiter has the mutex again: its guard is back in place.
     fn lend_back(&mut self, t: usize) {
         let held = &mut self.threads[t].held;
-        let lent = held.iter().position(|&h| h == Held::Lent).expect("a lent guard");
+        let lent = held
+            .iter()
+            .position(|&h| h == Held::Lent)
+            .expect("a lent guard");
         held[lent] = Held::Guard;
     }
 
@@ -619,7 +626,7 @@ impl Model {
                     self.release();
                 }
             }
-            Wait::CvWait { notified } => {
+            Wait::Condvar { notified } => {
                 self.cv_waiters.retain(|&w| w != t);
                 if notified {
                     self.notify_one();
@@ -820,19 +827,25 @@ impl Model {
             }
             Op::Unlock => {
                 let held = &mut self.threads[me].held;
-                let at = held.iter().position(|&h| h == Held::Guard).expect("a guard");
+                let at = held
+                    .iter()
+                    .position(|&h| h == Held::Guard)
+                    .expect("a guard");
                 held.remove(at);
                 self.release();
             }
             Op::Wait => {
                 let held = &mut self.threads[me].held;
-                let at = held.iter().position(|&h| h == Held::Guard).expect("a guard");
+                let at = held
+                    .iter()
+                    .position(|&h| h == Held::Guard)
+                    .expect("a guard");
                 held[at] = Held::Lent;
                 if self.threads[me].cancel != Cancel::Requested {
                     self.cv_waiters.push_back(me);
                 }
                 self.release();
-                park(&mut self, Wait::CvWait { notified: false })?;
+                park(&mut self, Wait::Condvar { notified: false })?;
                 return Ok(vec![self]);
             }
             Op::NotifyOne => self.notify_one(),
@@ -903,7 +916,13 @@ impl Model {
         Ok(vec![self])
     }
 
-    fn select(mut self, me: usize, recv: usize, other: usize, send: Option<u32>) -> Step<Vec<Model>> {
+    fn select(
+        mut self,
+        me: usize,
+        recv: usize,
+        other: usize,
+        send: Option<u32>,
+    ) -> Step<Vec<Model>> {
         if send.is_some() {
             self.chans[other].senders += 1;
         }
@@ -911,7 +930,9 @@ impl Model {
         let mut picks = Vec::new();
         let ready_recv = |m: &Model, c: usize| {
             let chan = &m.chans[c];
-            !chan.buffer.is_empty() || m.first_claimable(&chan.send_waiters).is_some() || chan.senders == 0
+            !chan.buffer.is_empty()
+                || m.first_claimable(&chan.send_waiters).is_some()
+                || chan.senders == 0
         };
         if ready_recv(&self, recv) {
             picks.push(0);
@@ -1108,7 +1129,7 @@ impl Model {
 
     fn notify_one(&mut self) {
         if let Some(t) = self.cv_waiters.pop_front() {
-            self.threads[t].wait = Wait::CvWait { notified: true };
+            self.threads[t].wait = Wait::Condvar { notified: true };
             self.wake(t);
         }
     }
