@@ -30,7 +30,7 @@
 mod model;
 
 pub use model::Features;
-use model::{MAIN, Model, Op, Outcome, Phase, Picked, SHORT, Seen, THREADS};
+use model::{LIMIT, MAIN, Model, Op, Outcome, Phase, Picked, SHORT, Seen, THREADS};
 
 use fibra::net::TcpListener;
 use fibra::runtime::{JoinError, JoinHandle};
@@ -176,20 +176,18 @@ impl Harness {
             .into_iter()
             .partition(|m| m.phase == Phase::Running);
         let before = running.clone();
-        let mut error = None;
+        let mut errors = Vec::new();
         let mut kept = Vec::new();
         for model in running {
             match f(model) {
                 Ok(models) => kept.extend(models),
-                Err(why) => {
-                    error.get_or_insert(why);
-                }
+                Err(why) => errors.push(why),
             }
         }
         let agreed = !kept.is_empty();
         if !agreed && stopped.is_empty() {
             self.models = before;
-            self.fail(&error.unwrap_or_default());
+            self.fail(&errors.join("; or "));
         }
         if !agreed {
             self.models = stopped;
@@ -205,8 +203,7 @@ impl Harness {
         let now = Instant::now();
         let arrived = self.advance(|m| {
             let models = m.arrive(me, now)?;
-            models.iter().try_for_each(|m| m.ready_for_op(me))?;
-            Ok(models)
+            surviving(models, |m| m.ready_for_op(me))
         });
         if !arrived {
             // The run is over: threads that still start just end.
@@ -226,11 +223,8 @@ impl Harness {
         let now = Instant::now();
         self.note(format!("{me}: -> {seen:?}"));
         self.advance(|m| {
-            let mut models = m.arrive(me, now)?;
-            for m in &mut models {
-                m.report(me, seen, now)?;
-            }
-            Ok(models)
+            let models = m.arrive(me, now)?;
+            surviving(models, |m| m.report(me, seen, now))
         });
     }
 
@@ -253,6 +247,25 @@ impl Harness {
         if !self.models.iter().any(|m| m.phase == wanted) {
             self.fail(&format!("run ended as {wanted:?}, which no model predicts"));
         }
+    }
+}
+
+/// The models that `check` leaves, or its first error if none.
+fn surviving(
+    models: Vec<Model>,
+    mut check: impl FnMut(&mut Model) -> Result<(), String>,
+) -> Result<Vec<Model>, String> {
+    let mut error = None;
+    let mut kept = Vec::new();
+    for mut model in models {
+        match check(&mut model) {
+            Ok(()) => kept.push(model),
+            Err(why) => error = error.or(Some(why)),
+        }
+    }
+    match error {
+        Some(why) if kept.is_empty() => Err(why),
+        _ => Ok(kept),
     }
 }
 
@@ -338,7 +351,7 @@ fn connect(addr: SocketAddr) {
 }
 
 /// A thread's body: the interpreter.
-fn body(world: &World, me: usize) -> u32 {
+fn body(world: &Rc<World>, me: usize) -> u32 {
     let _end = EndReport(me);
     let mut held: Vec<Option<Value>> = Vec::new();
     loop {
@@ -437,6 +450,13 @@ fn body(world: &World, me: usize) -> u32 {
                 Ok(_) => Seen::Accepted,
                 Err(_) => Seen::Empty,
             },
+            Op::Timeout(_, work) => {
+                let shared = world.clone();
+                match fibra::time::timeout(LIMIT, move || body(&shared, work)) {
+                    Ok(_) => Seen::InTime,
+                    Err(_) => Seen::Elapsed,
+                }
+            }
             Op::Return(v) => return v,
         };
         report(me, seen);
@@ -569,6 +589,9 @@ pub fn check(choices: Choices, features: Features, label: String) {
 ///   queue (issue 22, item 8);
 /// - `socket`: several green threads accepting on one listener lose wake-ups
 ///   (issue 22, item 4);
+/// - `timeout`: a finished `time::timeout` keeps its timer, which wakes its
+///   caller later (item 8), and `Err(Elapsed)` comes back before the work
+///   has unwound (item 15);
 /// - `cancel_while_panicking`: cancelling a thread that unwinds from its own
 ///   panic, whose destructor waits, aborts the process (issue 22, item 3).
 pub const DEFAULT: Features = Features {
@@ -582,6 +605,7 @@ pub const DEFAULT: Features = Features {
     cancel: true,
     panic: true,
     socket: false,
+    timeout: false,
     cancel_while_panicking: false,
 };
 
@@ -596,6 +620,7 @@ const ALL: Features = Features {
     cancel: true,
     panic: true,
     socket: true,
+    timeout: true,
     cancel_while_panicking: true,
 };
 
@@ -621,6 +646,7 @@ pub fn features() -> Features {
             "cancel" => &mut on.cancel,
             "panic" => &mut on.panic,
             "socket" => &mut on.socket,
+            "timeout" => &mut on.timeout,
             "cancel_while_panicking" => &mut on.cancel_while_panicking,
             _ => panic!("FIBRA_MODEL_FEATURES: no feature {name:?}"),
         };

@@ -47,6 +47,28 @@ pub const CHANNELS: usize = CAPS.len();
 pub const MAX_HELD: usize = 3;
 /// The duration of every sleep and receive timeout.
 pub const SHORT: Duration = Duration::from_millis(2);
+/// The limit of every `time::timeout`.
+pub const LIMIT: Duration = Duration::from_millis(5);
+/// At most this many `timeout` work threads a program (after the others).
+const WORKS: usize = 4;
+
+/// What the green thread of a `time::timeout` does, before it returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    Yield,
+    Sleep,
+    Recv(usize),
+}
+
+impl Work {
+    fn op(self) -> Op {
+        match self {
+            Work::Yield => Op::Yield,
+            Work::Sleep => Op::Sleep,
+            Work::Recv(c) => Op::Recv(c),
+        }
+    }
+}
 
 /// One operation, run by the thread the model says runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +99,8 @@ pub enum Op {
     /// Ask the client OS thread for one more connection to the listener.
     Connect,
     Accept,
+    /// `time::timeout(LIMIT, …)` of this work, in a thread with this number.
+    Timeout(Work, usize),
     Return(u32),
 }
 
@@ -112,6 +136,10 @@ pub enum Seen {
     Selected(usize, Picked),
     Slept,
     Accepted,
+    /// `timeout` returned the work's value.
+    InTime,
+    /// `timeout` returned `Err(Elapsed)`.
+    Elapsed,
     /// A held sleeper's destructor starts (it sleeps next).
     DtorSleep,
     /// The thread's body is over (returned or unwound).
@@ -136,6 +164,9 @@ pub struct Features {
     pub panic: bool,
     /// Several threads accept on one `Rc<TcpListener>` (issue 22, item 4).
     pub socket: bool,
+    /// `time::timeout`: a finished one keeps its timer (item 8), and
+    /// `Elapsed` comes back before the work has unwound (item 15).
+    pub timeout: bool,
     /// Cancel a thread that unwinds from its own panic, or panic in one that
     /// is being cancelled, with destructors that wait (issue 22, item 3).
     pub cancel_while_panicking: bool,
@@ -198,6 +229,14 @@ enum Wait {
         token: Option<(usize, Picked)>,
     },
     Accept,
+    /// In `timeout`, until the limit or the work's end.
+    Timeout {
+        work: usize,
+        until: Instant,
+    },
+    /// In `timeout` past the limit: the work is cancelled, and `timeout`
+    /// returns once it has unwound (item 15).
+    Unwinding(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,6 +264,9 @@ struct Thread {
     joiner: Option<usize>,
     /// What it will report next.
     expect: Option<Seen>,
+    /// A `timeout`'s work thread: its next operation (its work, then a
+    /// return), and the thread that waits for it.
+    work: Option<(Op, usize)>,
 }
 
 impl Thread {
@@ -241,6 +283,7 @@ impl Thread {
             handle,
             joiner: None,
             expect: None,
+            work: None,
         }
     }
 
@@ -249,7 +292,11 @@ impl Thread {
     fn flexible(&self) -> bool {
         matches!(
             self.wait,
-            Wait::Sleep(_) | Wait::DtorSleep(_) | Wait::Accept | Wait::Recv { until: Some(_), .. }
+            Wait::Sleep(_)
+                | Wait::DtorSleep(_)
+                | Wait::Accept
+                | Wait::Recv { until: Some(_), .. }
+                | Wait::Timeout { .. }
         ) && matches!(self.run, Run::Parked | Run::Queued)
     }
 }
@@ -326,6 +373,9 @@ impl Model {
     /// The operations thread `me` may choose now, with values 0.
     pub fn allowed(&self, me: usize, winding_down: bool, f: &Features) -> Vec<Op> {
         let t = &self.threads[me];
+        if let Some((op, _)) = t.work {
+            return vec![op];
+        }
         let others = || (1..THREADS).filter(move |&o| o != me && self.threads[o].handle);
         if winding_down {
             if me != MAIN {
@@ -405,6 +455,11 @@ impl Model {
                 ops.push(Op::Accept);
             }
         }
+        if f.timeout && self.threads.len() < THREADS + WORKS {
+            let w = self.threads.len();
+            ops.extend([Work::Yield, Work::Sleep].map(|work| Op::Timeout(work, w)));
+            ops.extend((0..CHANNELS).map(|c| Op::Timeout(Work::Recv(c), w)));
+        }
         if me != MAIN {
             ops.push(Op::Return(0));
         }
@@ -467,13 +522,32 @@ impl Model {
 
     /// The models that `me` arriving (reporting, or choosing an operation)
     /// leaves: one, or one per number of silent threads it may have overtaken.
-    pub fn arrive(mut self, me: usize, now: Instant) -> Step<Vec<Model>> {
+    pub fn arrive(self, me: usize, now: Instant) -> Step<Vec<Model>> {
         if self.current == Some(me) {
             return Ok(vec![self]);
         }
         if let Some(other) = self.current {
             return Err(format!("thread {me} runs, but thread {other} should"));
         }
+        if let Some(caller) = self.elapsed_caller(me, now)
+            && self.threads[caller].run == Run::Parked
+        {
+            // The timeout's timer may have run it already: it cancelled its
+            // work (this thread), and waits for its unwind.
+            let mut cancelled = self.clone();
+            cancelled.threads[caller].wait = Wait::Unwinding(me);
+            cancelled.cancel(me);
+            cancelled.queue.retain(|&t| t != me);
+            cancelled.resume(me, now)?;
+            let mut variants = self.arrive_unchanged(me, now).unwrap_or_default();
+            variants.push(cancelled);
+            return Ok(variants);
+        }
+        self.arrive_unchanged(me, now)
+    }
+
+    /// [`arrive`](Model::arrive), when no timer cancelled the thread.
+    fn arrive_unchanged(mut self, me: usize, now: Instant) -> Step<Vec<Model>> {
         if self.threads[me].flexible() {
             let mut variants = vec![self.clone()];
             while let Some(t) = self.silent_front() {
@@ -580,6 +654,21 @@ impl Model {
                 Seen::Selected(index, picked)
             }
             Wait::Accept => Seen::Accepted,
+            Wait::Timeout { work, until } => match self.threads[work].outcome {
+                Some(Outcome::Value(_)) => Seen::InTime,
+                Some(outcome) => return Err(format!("model: timeout work ended {outcome:?}")),
+                None if now >= until => {
+                    return Err(format!(
+                        "thread {t}: timeout returned while its work (thread {work}) still runs \
+                         (item 15: Elapsed once the work has unwound)"
+                    ));
+                }
+                None => return Err(format!("thread {t} woke in a timeout early")),
+            },
+            Wait::Unwinding(work) => match self.threads[work].outcome {
+                Some(Outcome::Cancelled) => Seen::Elapsed,
+                outcome => return Err(format!("model: timeout work ended {outcome:?}")),
+            },
             wait => return Err(format!("model: thread {t} woke in {wait:?}")),
         };
         self.threads[t].expect = Some(seen);
@@ -651,6 +740,9 @@ impl Model {
                 self.leave_select(t, recv, other, send);
             }
             Wait::Accept => self.accepts -= 1,
+            // Its work is cancelled with it.
+            Wait::Timeout { work, .. } => self.cancel(work),
+            Wait::Unwinding(_) => {}
         }
         self.begin_unwind(t, Outcome::Cancelled)
     }
@@ -709,8 +801,12 @@ impl Model {
                 thread.outcome = Some(why);
                 thread.run = Run::Done;
                 self.current = None;
+                let waits = |wait: Wait| match wait {
+                    Wait::Join(t) | Wait::Unwinding(t) | Wait::Timeout { work: t, .. } => t == me,
+                    _ => false,
+                };
                 if let Some(joiner) = self.threads[me].joiner.take()
-                    && self.threads[joiner].wait == Wait::Join(me)
+                    && waits(self.threads[joiner].wait)
                 {
                     self.wake(joiner);
                 }
@@ -749,6 +845,9 @@ impl Model {
             m.check_deadlock();
             Ok(())
         };
+        if let Some((next, _)) = &mut self.threads[me].work {
+            *next = Op::Return(0);
+        }
         let mut seen = Seen::Done;
         match op {
             Op::Yield => {
@@ -872,17 +971,24 @@ impl Model {
                     }
                 }
             }
-            Op::Cancel(t) => {
-                let target = &mut self.threads[t];
-                if target.outcome.is_none() && target.cancel == Cancel::No {
-                    if target.panicking {
-                        // Already unwinding: never a second unwind (item 3).
-                        target.cancel = Cancel::Delivered;
-                    } else {
-                        target.cancel = Cancel::Requested;
-                        self.wake(t);
-                    }
+            Op::Cancel(t) => self.cancel(t),
+            Op::Timeout(work, w) => {
+                if self.threads.len() != w {
+                    return Err(format!("model: timeout work numbered {w}"));
                 }
+                let mut thread = Thread::new(false);
+                thread.work = Some((work.op(), me));
+                thread.joiner = Some(me);
+                self.threads.push(thread);
+                self.queue.push_back(w);
+                park(
+                    &mut self,
+                    Wait::Timeout {
+                        work: w,
+                        until: now + LIMIT,
+                    },
+                )?;
+                return Ok(vec![self]);
             }
             Op::Panic(_) | Op::Return(_) => {
                 let why = match op {
@@ -914,6 +1020,31 @@ impl Model {
         }
         self.threads[me].expect = Some(seen);
         Ok(vec![self])
+    }
+
+    fn cancel(&mut self, t: usize) {
+        let target = &mut self.threads[t];
+        if target.outcome.is_none() && target.cancel == Cancel::No {
+            if target.panicking {
+                // Already unwinding: never a second unwind (item 3).
+                target.cancel = Cancel::Delivered;
+            } else {
+                target.cancel = Cancel::Requested;
+                self.wake(t);
+            }
+        }
+    }
+
+    /// The `timeout` waiting for work thread `w`, if its limit has passed
+    /// (then its timer may have run it, silently: it cancelled `w` and waits
+    /// for its unwind).
+    fn elapsed_caller(&self, w: usize, now: Instant) -> Option<usize> {
+        let (_, caller) = self.threads[w].work?;
+        let waiting = matches!(
+            self.threads[caller].wait,
+            Wait::Timeout { work, until } if work == w && now >= until
+        );
+        (waiting && self.threads[w].outcome.is_none()).then_some(caller)
     }
 
     fn select(
