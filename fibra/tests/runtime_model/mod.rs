@@ -111,12 +111,14 @@ impl Choices {
         }
     }
 
-    /// One of `allowed` (listed with values 0), with its value drawn.
-    fn pick(&mut self, allowed: &[Op]) -> Op {
+    /// One of `allowed` (groups of operations listed with values 0: a group,
+    /// then one of its operations), with its value drawn.
+    fn pick(&mut self, allowed: &[Vec<Op>]) -> Op {
         if let Source::Seeded { steps_left, .. } = &mut self.source {
             *steps_left = steps_left.saturating_sub(1);
         }
-        let op = allowed[self.below(allowed.len())];
+        let group = &allowed[self.below(allowed.len())];
+        let op = group[self.below(group.len())];
         let value = self.below(VALUES as usize) as u32;
         match op {
             Op::Send(c, _) => Op::Send(c, value),
@@ -244,6 +246,9 @@ impl Harness {
                 Phase::Deadlock
             }
         };
+        if self.trace {
+            let _ = writeln!(std::io::stderr(), "{}: run ended: {wanted:?}", self.label);
+        }
         if !self.models.iter().any(|m| m.phase == wanted) {
             self.fail(&format!("run ended as {wanted:?}, which no model predicts"));
         }

@@ -46,7 +46,7 @@ pub const CHANNELS: usize = CAPS.len();
 /// Values kept on a thread's stack, at most.
 pub const MAX_HELD: usize = 3;
 /// The duration of every sleep and receive timeout.
-pub const SHORT: Duration = Duration::from_millis(2);
+pub const SHORT: Duration = Duration::from_millis(1);
 /// The limit of every `time::timeout`.
 pub const LIMIT: Duration = Duration::from_millis(5);
 /// At most this many `timeout` work threads a program (after the others).
@@ -371,99 +371,162 @@ impl Model {
     }
 
     /// The operations thread `me` may choose now, with values 0.
-    pub fn allowed(&self, me: usize, winding_down: bool, f: &Features) -> Vec<Op> {
+    /// The operations thread `me` may choose now, with values 0, in groups:
+    /// the generator picks a group, then an operation in it, so that a kind
+    /// with many variants (selects) is not chosen more often for it.
+    pub fn allowed(&self, me: usize, winding_down: bool, f: &Features) -> Vec<Vec<Op>> {
         let t = &self.threads[me];
         if let Some((op, _)) = t.work {
-            return vec![op];
+            return vec![vec![op]];
         }
         let others = || (1..THREADS).filter(move |&o| o != me && self.threads[o].handle);
-        if winding_down {
-            if me != MAIN {
-                return vec![Op::Return(0)];
-            }
-            // `run` cancels what is left when the first thread returns: not
-            // while a thread unwinds from a panic (item 3), unless asked.
-            let panicking = self
-                .threads
-                .iter()
-                .any(|t| t.panicking && t.outcome.is_none());
-            let last = if panicking && !f.cancel_while_panicking {
-                Op::Sleep
-            } else {
-                Op::Return(0)
-            };
-            return vec![others().next().map_or(last, Op::Join)];
-        }
-        let mut ops = vec![Op::Yield];
         let guard = t.held.contains(&Held::Guard);
+        if winding_down {
+            return vec![vec![self.winding_down(me, guard, f)]];
+        }
+        let mut groups = vec![vec![Op::Yield]];
+        let mut group = |ops: Vec<Op>| {
+            if !ops.is_empty() {
+                groups.push(ops);
+            }
+        };
         if f.channels {
-            for c in 0..CHANNELS {
-                ops.extend([Op::Recv(c), Op::TryRecv(c)]);
-                if f.recv_timeout {
-                    ops.push(Op::RecvTimeout(c));
-                }
-                if self.chans[c].shared_sender {
-                    ops.extend([Op::Send(c, 0), Op::TrySend(c, 0), Op::Close(c)]);
-                }
+            let senders = (0..CHANNELS).filter(|&c| self.chans[c].shared_sender);
+            // Only the first thread closes a channel: closed early, channels
+            // would carry few messages.
+            let close = me == MAIN;
+            group(
+                senders
+                    .flat_map(|c| {
+                        [Op::Send(c, 0), Op::TrySend(c, 0)]
+                            .into_iter()
+                            .chain(close.then_some(Op::Close(c)))
+                    })
+                    .collect(),
+            );
+            group((0..CHANNELS).map(Op::Recv).collect());
+            group((0..CHANNELS).map(Op::TryRecv).collect());
+            if f.recv_timeout {
+                group((0..CHANNELS).map(Op::RecvTimeout).collect());
             }
         }
         if f.select {
+            let mut selects = Vec::new();
             for recv in 0..CHANNELS {
                 for other in (0..CHANNELS).filter(|&o| o != recv) {
-                    ops.push(Op::Select(recv, other, None));
+                    selects.push(Op::Select(recv, other, None));
                     if self.chans[other].shared_sender {
-                        ops.push(Op::Select(recv, other, Some(0)));
+                        selects.push(Op::Select(recv, other, Some(0)));
                     }
                 }
             }
+            group(selects);
         }
         if f.mutex {
-            if guard {
-                ops.push(Op::Unlock);
+            group(if guard {
+                vec![Op::Unlock]
             } else {
-                ops.extend([Op::Lock, Op::TryLock]);
-            }
+                vec![Op::Lock, Op::TryLock]
+            });
         }
         if f.condvar {
             if guard {
-                ops.push(Op::Wait);
+                group(vec![Op::Wait]);
             }
-            ops.extend([Op::NotifyOne, Op::NotifyAll]);
+            group(vec![Op::NotifyOne, Op::NotifyAll]);
         }
         if f.sleep {
-            ops.push(Op::Sleep);
+            group(vec![Op::Sleep]);
             if t.held.len() < MAX_HELD {
-                ops.push(Op::HoldSleeper);
+                group(vec![Op::HoldSleeper]);
             }
         }
         if f.join {
-            ops.extend(others().map(Op::Join));
+            group(others().map(Op::Join).collect());
         }
         if f.cancel {
             let cancellable = |o: usize| {
                 let other = &self.threads[o];
                 f.cancel_while_panicking || !(other.panicking && other.cancel == Cancel::No)
             };
-            ops.extend(others().filter(|&o| cancellable(o)).map(Op::Cancel));
+            group(
+                others()
+                    .filter(|&o| cancellable(o))
+                    .map(Op::Cancel)
+                    .collect(),
+            );
         }
         if f.panic && me != MAIN && (f.cancel_while_panicking || t.cancel == Cancel::No) {
-            ops.push(Op::Panic(0));
+            group(vec![Op::Panic(0)]);
         }
         if f.socket {
-            ops.push(Op::Connect);
+            let mut socket = vec![Op::Connect];
             if self.connects > self.accepts && t.cancel == Cancel::No {
-                ops.push(Op::Accept);
+                socket.push(Op::Accept);
             }
+            group(socket);
         }
         if f.timeout && self.threads.len() < THREADS + WORKS {
             let w = self.threads.len();
-            ops.extend([Work::Yield, Work::Sleep].map(|work| Op::Timeout(work, w)));
-            ops.extend((0..CHANNELS).map(|c| Op::Timeout(Work::Recv(c), w)));
+            let mut works = vec![Work::Yield, Work::Sleep];
+            works.extend((0..CHANNELS).map(Work::Recv));
+            group(works.into_iter().map(|work| Op::Timeout(work, w)).collect());
         }
         if me != MAIN {
-            ops.push(Op::Return(0));
+            group(vec![Op::Return(0)]);
+            return groups;
         }
-        ops
+        // The first thread waits only for threads before the program winds
+        // down, so that it mostly reaches its wind-down (which lets the
+        // others go), and not most programs end in a deadlock.
+        let may_hang = |op: &Op| {
+            matches!(
+                op,
+                Op::Send(..) | Op::Recv(_) | Op::Select(..) | Op::Lock | Op::Wait
+            )
+        };
+        groups
+            .into_iter()
+            .map(|ops| {
+                ops.into_iter()
+                    .filter(|op| !may_hang(op))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|ops| !ops.is_empty())
+            .collect()
+    }
+
+    /// What `me` does once the program winds down: a spawned thread returns;
+    /// the first lets go of the mutex, closes the channels and notifies the
+    /// condvar's waiters (so that fewer programs end in a deadlock), joins the
+    /// threads it has handles of, and returns.
+    fn winding_down(&self, me: usize, guard: bool, f: &Features) -> Op {
+        if me != MAIN {
+            return Op::Return(0);
+        }
+        if guard {
+            return Op::Unlock;
+        }
+        if let Some(c) = (0..CHANNELS).find(|&c| self.chans[c].shared_sender) {
+            return Op::Close(c);
+        }
+        if !self.cv_waiters.is_empty() {
+            return Op::NotifyAll;
+        }
+        if let Some(t) = (1..THREADS).find(|&t| self.threads[t].handle) {
+            return Op::Join(t);
+        }
+        // `run` cancels what is left when the first thread returns: not
+        // while a thread unwinds from a panic (item 3), unless asked.
+        let panicking = self
+            .threads
+            .iter()
+            .any(|t| t.panicking && t.outcome.is_none());
+        if panicking && !f.cancel_while_panicking {
+            Op::Sleep
+        } else {
+            Op::Return(0)
+        }
     }
 
     // ---- who runs -------------------------------------------------------
