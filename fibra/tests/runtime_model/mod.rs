@@ -32,7 +32,7 @@ mod model;
 pub use model::Features;
 use model::{LIMIT, MAIN, Model, Op, Outcome, Phase, Picked, SHORT, Seen, THREADS};
 
-use fibra::net::TcpListener;
+use fibra::net::{TcpListener, TcpStream};
 use fibra::runtime::{JoinError, JoinHandle};
 use fibra::sync::channel::{
     self, Receiver, RecvTimeoutError, Select, Sender, TryRecvError, TrySendError,
@@ -40,7 +40,7 @@ use fibra::sync::channel::{
 use fibra::sync::{Condvar, Mutex, MutexGuard};
 use std::any::Any;
 use std::cell::RefCell;
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::net::SocketAddr;
 use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
@@ -319,10 +319,16 @@ struct World {
     mutex: &'static Mutex<()>,
     condvar: Condvar,
     handles: RefCell<Vec<Option<JoinHandle<u32>>>>,
-    listener: Option<(TcpListener, SocketAddr)>,
+    /// A listener, its address, and the server side of a connection from
+    /// the client OS thread.
+    socket: Option<(TcpListener, SocketAddr, TcpStream)>,
 }
 
 impl World {
+    fn socket(&self) -> &(TcpListener, SocketAddr, TcpStream) {
+        self.socket.as_ref().expect("a socket")
+    }
+
     fn sender(&self, c: usize) -> Sender<u32> {
         self.senders.borrow()[c].clone().expect("a sender")
     }
@@ -339,20 +345,35 @@ fn outcome(joined: Result<u32, JoinError>) -> Outcome {
     }
 }
 
-/// Asks the client OS thread to connect to `addr`.
-fn connect(addr: SocketAddr) {
-    static CLIENT: OnceLock<std::sync::Mutex<mpsc::Sender<SocketAddr>>> = OnceLock::new();
+/// What the client OS thread is asked to do.
+enum Ask {
+    /// Connect to the listener, and hang up.
+    Connect(SocketAddr),
+    /// Connect to the listener, and keep the stream for `Write`s.
+    Open(SocketAddr),
+    /// Write a byte on the stream kept.
+    Write,
+}
+
+/// Asks the client OS thread (started on first use) to do `ask`.
+fn client(ask: Ask) {
+    static CLIENT: OnceLock<std::sync::Mutex<mpsc::Sender<Ask>>> = OnceLock::new();
     let client = CLIENT.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<SocketAddr>();
+        let (tx, rx) = mpsc::channel::<Ask>();
         std::thread::spawn(move || {
-            for addr in rx {
+            let mut kept = None;
+            for ask in rx {
                 // The kernel completes the handshake; accept finds it queued.
-                let _ = std::net::TcpStream::connect(addr);
+                match ask {
+                    Ask::Connect(addr) => drop(std::net::TcpStream::connect(addr)),
+                    Ask::Open(addr) => kept = Some(std::net::TcpStream::connect(addr).unwrap()),
+                    Ask::Write => kept.as_ref().unwrap().write_all(&[1]).unwrap(),
+                }
             }
         });
         std::sync::Mutex::new(tx)
     });
-    client.lock().unwrap().send(addr).unwrap();
+    client.lock().unwrap().send(ask).unwrap();
 }
 
 /// A thread's body: the interpreter.
@@ -448,12 +469,20 @@ fn body(world: &Rc<World>, me: usize) -> u32 {
             }
             Op::Panic(tag) => panic::panic_any(Tag(tag)),
             Op::Connect => {
-                connect(world.listener.as_ref().expect("a listener").1);
+                client(Ask::Connect(world.socket().1));
                 Seen::Done
             }
-            Op::Accept => match world.listener.as_ref().expect("a listener").0.accept() {
+            Op::Accept => match world.socket().0.accept() {
                 Ok(_) => Seen::Accepted,
                 Err(_) => Seen::Empty,
+            },
+            Op::Write => {
+                client(Ask::Write);
+                Seen::Done
+            }
+            Op::Read => match (&world.socket().2).read(&mut [0]) {
+                Ok(1) => Seen::Read,
+                _ => Seen::Empty,
             },
             Op::Timeout(_, work) => {
                 let shared = world.clone();
@@ -560,10 +589,13 @@ pub fn check(choices: Choices, features: Features, label: String) {
                     (Some(tx), rx)
                 })
                 .unzip();
-            let listener = features.socket.then(|| {
+            let socket = features.socket.then(|| {
                 let listener = TcpListener::bind("127.0.0.1:0").expect("a listener");
                 let addr = listener.local_addr().expect("its address");
-                (listener, addr)
+                client(Ask::Open(addr));
+                // Before the program starts: the model does not see this park.
+                let (stream, _) = listener.accept().expect("the client's connection");
+                (listener, addr, stream)
             });
             let world = Rc::new(World {
                 senders: RefCell::new(senders),
@@ -571,7 +603,7 @@ pub fn check(choices: Choices, features: Features, label: String) {
                 mutex: Box::leak(Box::new(Mutex::new(()))),
                 condvar: Condvar::new(),
                 handles: RefCell::new((0..THREADS).map(|_| None).collect()),
-                listener,
+                socket,
             });
             for t in 1..THREADS {
                 let shared = world.clone();

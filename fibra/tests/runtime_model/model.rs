@@ -99,6 +99,10 @@ pub enum Op {
     /// Ask the client OS thread for one more connection to the listener.
     Connect,
     Accept,
+    /// Ask the client OS thread to write a byte on the shared stream.
+    Write,
+    /// Read a byte from the shared stream.
+    Read,
     /// `time::timeout(LIMIT, …)` of this work, in a thread with this number.
     Timeout(Work, usize),
     Return(u32),
@@ -136,6 +140,7 @@ pub enum Seen {
     Selected(usize, Picked),
     Slept,
     Accepted,
+    Read,
     /// `timeout` returned the work's value.
     InTime,
     /// `timeout` returned `Err(Elapsed)`.
@@ -229,6 +234,7 @@ enum Wait {
         token: Option<(usize, Picked)>,
     },
     Accept,
+    Read,
     /// In `timeout`, until the limit or the work's end.
     Timeout {
         work: usize,
@@ -295,6 +301,7 @@ impl Thread {
             Wait::Sleep(_)
                 | Wait::DtorSleep(_)
                 | Wait::Accept
+                | Wait::Read
                 | Wait::Recv { until: Some(_), .. }
                 | Wait::Timeout { .. }
         ) && matches!(self.run, Run::Parked | Run::Queued)
@@ -335,6 +342,9 @@ pub struct Model {
     connects: u32,
     /// Accepts begun and not given up.
     accepts: u32,
+    /// Bytes asked of the client, and reads begun and not given up.
+    writes: u32,
+    reads: u32,
     pub phase: Phase,
 }
 
@@ -366,6 +376,8 @@ impl Model {
             cv_waiters: VecDeque::new(),
             connects: 0,
             accepts: 0,
+            writes: 0,
+            reads: 0,
             phase: Phase::Running,
         }
     }
@@ -460,9 +472,15 @@ impl Model {
             group(vec![Op::Panic(0)]);
         }
         if f.socket {
-            let mut socket = vec![Op::Connect];
+            // A cancelled thread does not read or accept: it may find what
+            // it waits for there (no park) or not (it unwinds), at a time the
+            // model does not know.
+            let mut socket = vec![Op::Connect, Op::Write];
             if self.connects > self.accepts && t.cancel == Cancel::No {
                 socket.push(Op::Accept);
+            }
+            if self.writes > self.reads && t.cancel == Cancel::No {
+                socket.push(Op::Read);
             }
             group(socket);
         }
@@ -717,6 +735,7 @@ impl Model {
                 Seen::Selected(index, picked)
             }
             Wait::Accept => Seen::Accepted,
+            Wait::Read => Seen::Read,
             Wait::Timeout { work, until } => match self.threads[work].outcome {
                 Some(Outcome::Value(_)) => Seen::InTime,
                 Some(outcome) => return Err(format!("model: timeout work ended {outcome:?}")),
@@ -803,6 +822,7 @@ impl Model {
                 self.leave_select(t, recv, other, send);
             }
             Wait::Accept => self.accepts -= 1,
+            Wait::Read => self.reads -= 1,
             // Its work is cancelled with it.
             Wait::Timeout { work, .. } => self.cancel(work),
             Wait::Unwinding(_) => {}
@@ -1071,6 +1091,13 @@ impl Model {
                 return Ok(vec![self]);
             }
             Op::Connect => self.connects += 1,
+            Op::Write => self.writes += 1,
+            Op::Read => {
+                self.reads += 1;
+                self.threads[me].wait = Wait::Read;
+                self.stop(me, Run::Parked);
+                return Ok(vec![self]);
+            }
             Op::Accept => {
                 // Not chosen by a cancelled thread: it may find the connection
                 // there (no park) or not (it unwinds), at a time the model
