@@ -8,11 +8,16 @@
 //! spawns the others). Each is an interpreter: it asks the harness for its
 //! next [`Op`], runs it on real fibra objects shared by all — three channels
 //! (unbounded, bounded(1), rendezvous), a `Select`, a `Mutex` and its
-//! `Condvar`, the threads' `JoinHandle`s, a `TcpListener` that a client OS
-//! thread connects to — and reports what it saw ([`Seen`]). Values it keeps
-//! (a mutex guard, a value whose destructor sleeps) report from their
-//! destructors too, and so does the end of each thread's body, so that every
-//! point where a green thread runs again after a wait is seen.
+//! `Condvar`, the threads' `JoinHandle`s, `time::timeout` (whose work gets
+//! a thread of its own), a `TcpListener` and a `TcpStream` that a client OS
+//! thread connects to and writes on — and reports what it saw ([`Seen`]).
+//! Values it keeps (a mutex guard, a value whose destructor sleeps) report
+//! from their destructors too, and so does the end of each thread's body, so
+//! that every point where a green thread runs again after a wait is seen.
+//!
+//! The model assumes the run queue the scheduler has: FIFO, a woken,
+//! spawned or yielding thread at its back (`yield_now`'s docs say so for a
+//! yield). A scheduler that orders them otherwise needs the model changed.
 //!
 //! The harness holds the reference model of `model.rs` (its docs say what
 //! it predicts and how it copes with timers): it checks that the thread that
