@@ -1,0 +1,1357 @@
+//! The reference model of the runtime: green threads, a FIFO run queue, three
+//! channels, a `Select`, a mutex with its condition variable, joins, cancels,
+//! panics, timers and a shared listener, in plain Rust. It follows the
+//! documented promises (and, where the docs leave the order to the run queue,
+//! the run queue's documented FIFO order: a woken or yielding thread goes to
+//! its back):
+//!
+//! - channels: a send goes straight to the first waiting receiver, else into
+//!   the buffer if it has room; a receive takes from the buffer (letting the
+//!   first waiting sender into the room made), else from the first waiting
+//!   sender; waiters are served in arrival order; the last sender gone tells
+//!   every waiting receiver; a message handed to a cancelled receiver goes to
+//!   the next one or back to the front of the channel;
+//! - `Select`: when operations are ready, any one of them (the model keeps a
+//!   candidate per choice, see below); when none is, it waits on all, and the
+//!   first counterpart completes exactly one;
+//! - `Mutex`: fair, handed straight to the first waiter; `Condvar`: notified in
+//!   wait order, the waiter then locks again as `Mutex::lock` does, and a
+//!   cancelled notified waiter passes its notification on;
+//! - `cancel`: the thread unwinds at its next park (at once if parked), once;
+//!   its destructors run and may wait; a panic does the same; `join` returns
+//!   the value, the panic or `Cancelled`;
+//! - every thread parked with nothing that can wake it: `run` panics with
+//!   "deadlock".
+//!
+//! **What it cannot predict, and how it copes.** Timers and sockets wake a
+//! thread at a time the model does not know: such a thread is *flexible*, and
+//! may come back at any point after its wait began (a sleep or a timeout only
+//! once its duration has passed, checked against the clock as a lower bound).
+//! Where the order of events is then ambiguous to the model (a thread whose
+//! only step is silent — a notified condvar waiter that finds the mutex held
+//! and queues again — may have run before or after a flexible one), and where
+//! the outcome is random by contract (which ready operation a `Select`
+//! picks), the harness keeps one model per possibility ([`Model`] is `Clone`)
+//! and drops those the real outcomes contradict.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// Green threads: 0 is the first one (`run`'s closure), 1.. are spawned by it.
+pub const THREADS: usize = 4;
+pub const MAIN: usize = 0;
+/// Channels: unbounded, bounded(1), rendezvous.
+pub const CAPS: [Option<usize>; 3] = [None, Some(1), Some(0)];
+pub const CHANNELS: usize = CAPS.len();
+/// Values kept on a thread's stack, at most.
+pub const MAX_HELD: usize = 3;
+/// The duration of every sleep and receive timeout.
+pub const SHORT: Duration = Duration::from_millis(1);
+/// The limit of every `time::timeout`.
+pub const LIMIT: Duration = Duration::from_millis(5);
+/// At most this many `timeout` work threads a program (after the others).
+const WORKS: usize = 4;
+
+/// What the green thread of a `time::timeout` does, before it returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    Yield,
+    Sleep,
+    Recv(usize),
+}
+
+impl Work {
+    fn op(self) -> Op {
+        match self {
+            Work::Yield => Op::Yield,
+            Work::Sleep => Op::Sleep,
+            Work::Recv(c) => Op::Recv(c),
+        }
+    }
+}
+
+/// One operation, run by the thread the model says runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Yield,
+    Send(usize, u32),
+    TrySend(usize, u32),
+    Recv(usize),
+    TryRecv(usize),
+    RecvTimeout(usize),
+    /// Drop the shared sender of the channel.
+    Close(usize),
+    /// A `Select` of a receive on `recv` and, on `other`, a send of this
+    /// value (`Some`) or a receive (`None`).
+    Select(usize, usize, Option<u32>),
+    Lock,
+    TryLock,
+    Unlock,
+    Wait,
+    NotifyOne,
+    NotifyAll,
+    Sleep,
+    /// Keep a value whose destructor sleeps.
+    HoldSleeper,
+    Join(usize),
+    Cancel(usize),
+    Panic(u32),
+    /// Ask the client OS thread for one more connection to the listener.
+    Connect,
+    Accept,
+    /// Ask the client OS thread to write a byte on the shared stream.
+    Write,
+    /// Read a byte from the shared stream.
+    Read,
+    /// `time::timeout(LIMIT, …)` of this work, in a thread with this number.
+    Timeout(Work, usize),
+    Return(u32),
+}
+
+/// How a thread ended, as `join` tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Value(u32),
+    Panicked(u32),
+    Cancelled,
+}
+
+/// The outcome of the operation a `Select` completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Picked {
+    Got(u32),
+    Disconnected,
+    Sent,
+}
+
+/// What a thread reports: an operation's outcome, or a point of its unwind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    Done,
+    Full,
+    Got(u32),
+    Empty,
+    Disconnected,
+    TimedOut,
+    Locked,
+    Busy,
+    Woken,
+    Joined(Outcome),
+    Selected(usize, Picked),
+    Slept,
+    Accepted,
+    Read,
+    /// `timeout` returned the work's value.
+    InTime,
+    /// `timeout` returned `Err(Elapsed)`.
+    Elapsed,
+    /// A held sleeper's destructor starts (it sleeps next).
+    DtorSleep,
+    /// The thread's body is over (returned or unwound).
+    End,
+}
+
+/// Which operations the generator may choose, each a switch: the lead turns
+/// on what the fixes of issue 22 make pass (see `runtime_model.rs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Features {
+    pub channels: bool,
+    /// `recv_timeout`: one that gets its message in time leaves its timer,
+    /// which wakes the thread later wherever it waits then and reorders the
+    /// run queue (issue 22, item 8).
+    pub recv_timeout: bool,
+    pub select: bool,
+    pub mutex: bool,
+    pub condvar: bool,
+    pub sleep: bool,
+    pub join: bool,
+    pub cancel: bool,
+    pub panic: bool,
+    /// Several threads accept on one `Rc<TcpListener>` (issue 22, item 4).
+    pub socket: bool,
+    /// `time::timeout`: a finished one keeps its timer (item 8), and
+    /// `Elapsed` comes back before the work has unwound (item 15).
+    pub timeout: bool,
+    /// Cancel a thread that unwinds from its own panic, or panic in one that
+    /// is being cancelled, with destructors that wait (issue 22, item 3).
+    pub cancel_while_panicking: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Run {
+    Queued,
+    Running,
+    Parked,
+    Done,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cancel {
+    No,
+    Requested,
+    Delivered,
+}
+
+/// A receive waiter's state, as the channel leaves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Waiting,
+    Done(u32),
+    Disconnected,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    None,
+    Yield,
+    Recv {
+        c: usize,
+        until: Option<Instant>,
+        status: Status,
+    },
+    Send {
+        c: usize,
+        v: u32,
+        done: bool,
+    },
+    Lock {
+        granted: bool,
+    },
+    Condvar {
+        notified: bool,
+    },
+    /// Notified, and queued again on the mutex.
+    Relock {
+        granted: bool,
+    },
+    Join(usize),
+    Sleep(Instant),
+    DtorSleep(Instant),
+    Select {
+        recv: usize,
+        other: usize,
+        send: Option<u32>,
+        token: Option<(usize, Picked)>,
+    },
+    Accept,
+    Read,
+    /// In `timeout`, until the limit or the work's end.
+    Timeout {
+        work: usize,
+        until: Instant,
+    },
+    /// In `timeout` past the limit: the work is cancelled, and `timeout`
+    /// returns once it has unwound (item 15).
+    Unwinding(usize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Held {
+    Guard,
+    Sleeper,
+    /// A guard lent to a condvar wait (or given up to it by an unwind).
+    Lent,
+}
+
+#[derive(Clone, Debug)]
+struct Thread {
+    run: Run,
+    started: bool,
+    wait: Wait,
+    cancel: Cancel,
+    /// Unwinding from its own panic.
+    panicking: bool,
+    held: Vec<Held>,
+    /// Ending (returning or unwinding): how, and the next held value to drop.
+    ending: Option<(Outcome, usize)>,
+    outcome: Option<Outcome>,
+    /// Its `JoinHandle` is in the shared slots (taken by a join).
+    handle: bool,
+    joiner: Option<usize>,
+    /// What it will report next.
+    expect: Option<Seen>,
+    /// A `timeout`'s work thread: its next operation (its work, then a
+    /// return), and the thread that waits for it.
+    work: Option<(Op, usize)>,
+}
+
+impl Thread {
+    fn new(handle: bool) -> Thread {
+        Thread {
+            run: Run::Queued,
+            started: false,
+            wait: Wait::None,
+            cancel: Cancel::No,
+            panicking: false,
+            held: Vec::new(),
+            ending: None,
+            outcome: None,
+            handle,
+            joiner: None,
+            expect: None,
+            work: None,
+        }
+    }
+
+    /// Parked where a timer or a socket wakes it, at a time the model does
+    /// not know.
+    fn flexible(&self) -> bool {
+        matches!(
+            self.wait,
+            Wait::Sleep(_)
+                | Wait::DtorSleep(_)
+                | Wait::Accept
+                | Wait::Read
+                | Wait::Recv { until: Some(_), .. }
+                | Wait::Timeout { .. }
+        ) && matches!(self.run, Run::Parked | Run::Queued)
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Chan {
+    cap: Option<usize>,
+    buffer: VecDeque<u32>,
+    recv_waiters: VecDeque<usize>,
+    send_waiters: VecDeque<usize>,
+    /// The shared sender, and the clones of operations in flight.
+    senders: u32,
+    shared_sender: bool,
+}
+
+/// Where the run is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Running,
+    /// The first thread returned: `run` cancels the rest and returns.
+    Ended,
+    /// Nothing can run or be woken: `run` panics with "deadlock".
+    Deadlock,
+}
+
+/// The reference model (module docs).
+#[derive(Clone, Debug)]
+pub struct Model {
+    threads: Vec<Thread>,
+    queue: VecDeque<usize>,
+    current: Option<usize>,
+    chans: Vec<Chan>,
+    locked: bool,
+    mutex_waiters: VecDeque<usize>,
+    cv_waiters: VecDeque<usize>,
+    connects: u32,
+    /// Accepts begun and not given up.
+    accepts: u32,
+    /// Bytes asked of the client, and reads begun and not given up.
+    writes: u32,
+    reads: u32,
+    pub phase: Phase,
+}
+
+type Step<T> = Result<T, String>;
+
+impl Model {
+    /// Thread 0 runs; it has spawned the others, queued in order.
+    pub fn new() -> Model {
+        let mut threads: Vec<Thread> = (0..THREADS).map(|t| Thread::new(t != MAIN)).collect();
+        threads[MAIN].run = Run::Running;
+        threads[MAIN].started = true;
+        Model {
+            threads,
+            queue: (1..THREADS).collect(),
+            current: Some(MAIN),
+            chans: CAPS
+                .iter()
+                .map(|&cap| Chan {
+                    cap,
+                    buffer: VecDeque::new(),
+                    recv_waiters: VecDeque::new(),
+                    send_waiters: VecDeque::new(),
+                    senders: 1,
+                    shared_sender: true,
+                })
+                .collect(),
+            locked: false,
+            mutex_waiters: VecDeque::new(),
+            cv_waiters: VecDeque::new(),
+            connects: 0,
+            accepts: 0,
+            writes: 0,
+            reads: 0,
+            phase: Phase::Running,
+        }
+    }
+
+    /// The operations thread `me` may choose now, with values 0.
+    /// The operations thread `me` may choose now, with values 0, in groups:
+    /// the generator picks a group, then an operation in it, so that a kind
+    /// with many variants (selects) is not chosen more often for it.
+    pub fn allowed(&self, me: usize, winding_down: bool, f: &Features) -> Vec<Vec<Op>> {
+        let t = &self.threads[me];
+        if let Some((op, _)) = t.work {
+            return vec![vec![op]];
+        }
+        let others = || (1..THREADS).filter(move |&o| o != me && self.threads[o].handle);
+        let guard = t.held.contains(&Held::Guard);
+        if winding_down {
+            return vec![vec![self.winding_down(me, guard, f)]];
+        }
+        let mut groups = vec![vec![Op::Yield]];
+        let mut group = |ops: Vec<Op>| {
+            if !ops.is_empty() {
+                groups.push(ops);
+            }
+        };
+        if f.channels {
+            let senders = (0..CHANNELS).filter(|&c| self.chans[c].shared_sender);
+            // Only the first thread closes a channel: closed early, channels
+            // would carry few messages.
+            let close = me == MAIN;
+            group(
+                senders
+                    .flat_map(|c| {
+                        [Op::Send(c, 0), Op::TrySend(c, 0)]
+                            .into_iter()
+                            .chain(close.then_some(Op::Close(c)))
+                    })
+                    .collect(),
+            );
+            group((0..CHANNELS).map(Op::Recv).collect());
+            group((0..CHANNELS).map(Op::TryRecv).collect());
+            if f.recv_timeout {
+                group((0..CHANNELS).map(Op::RecvTimeout).collect());
+            }
+        }
+        if f.select {
+            let mut selects = Vec::new();
+            for recv in 0..CHANNELS {
+                for other in (0..CHANNELS).filter(|&o| o != recv) {
+                    selects.push(Op::Select(recv, other, None));
+                    if self.chans[other].shared_sender {
+                        selects.push(Op::Select(recv, other, Some(0)));
+                    }
+                }
+            }
+            group(selects);
+        }
+        if f.mutex {
+            group(if guard {
+                vec![Op::Unlock]
+            } else {
+                vec![Op::Lock, Op::TryLock]
+            });
+        }
+        if f.condvar {
+            if guard {
+                group(vec![Op::Wait]);
+            }
+            group(vec![Op::NotifyOne, Op::NotifyAll]);
+        }
+        if f.sleep {
+            group(vec![Op::Sleep]);
+            if t.held.len() < MAX_HELD {
+                group(vec![Op::HoldSleeper]);
+            }
+        }
+        if f.join {
+            group(others().map(Op::Join).collect());
+        }
+        if f.cancel {
+            let cancellable = |o: usize| {
+                let other = &self.threads[o];
+                f.cancel_while_panicking || !(other.panicking && other.cancel == Cancel::No)
+            };
+            group(
+                others()
+                    .filter(|&o| cancellable(o))
+                    .map(Op::Cancel)
+                    .collect(),
+            );
+        }
+        if f.panic && me != MAIN && (f.cancel_while_panicking || t.cancel == Cancel::No) {
+            group(vec![Op::Panic(0)]);
+        }
+        if f.socket {
+            // A cancelled thread does not read or accept: it may find what
+            // it waits for there (no park) or not (it unwinds), at a time the
+            // model does not know.
+            let mut socket = vec![Op::Connect, Op::Write];
+            if self.connects > self.accepts && t.cancel == Cancel::No {
+                socket.push(Op::Accept);
+            }
+            if self.writes > self.reads && t.cancel == Cancel::No {
+                socket.push(Op::Read);
+            }
+            group(socket);
+        }
+        if f.timeout && self.threads.len() < THREADS + WORKS {
+            let w = self.threads.len();
+            let mut works = vec![Work::Yield, Work::Sleep];
+            works.extend((0..CHANNELS).map(Work::Recv));
+            group(works.into_iter().map(|work| Op::Timeout(work, w)).collect());
+        }
+        if me != MAIN {
+            group(vec![Op::Return(0)]);
+            return groups;
+        }
+        // The first thread waits only for threads before the program winds
+        // down, so that it mostly reaches its wind-down (which lets the
+        // others go), and not most programs end in a deadlock.
+        let may_hang = |op: &Op| {
+            matches!(
+                op,
+                Op::Send(..) | Op::Recv(_) | Op::Select(..) | Op::Lock | Op::Wait
+            )
+        };
+        groups
+            .into_iter()
+            .map(|ops| {
+                ops.into_iter()
+                    .filter(|op| !may_hang(op))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|ops| !ops.is_empty())
+            .collect()
+    }
+
+    /// What `me` does once the program winds down: a spawned thread returns;
+    /// the first lets go of the mutex, closes the channels and notifies the
+    /// condvar's waiters (so that fewer programs end in a deadlock), joins the
+    /// threads it has handles of, and returns.
+    fn winding_down(&self, me: usize, guard: bool, f: &Features) -> Op {
+        if me != MAIN {
+            return Op::Return(0);
+        }
+        if guard {
+            return Op::Unlock;
+        }
+        if let Some(c) = (0..CHANNELS).find(|&c| self.chans[c].shared_sender) {
+            return Op::Close(c);
+        }
+        if !self.cv_waiters.is_empty() {
+            return Op::NotifyAll;
+        }
+        if let Some(t) = (1..THREADS).find(|&t| self.threads[t].handle) {
+            return Op::Join(t);
+        }
+        // `run` cancels what is left when the first thread returns: not
+        // while a thread unwinds from a panic (item 3), unless asked.
+        let panicking = self
+            .threads
+            .iter()
+            .any(|t| t.panicking && t.outcome.is_none());
+        if panicking && !f.cancel_while_panicking {
+            Op::Sleep
+        } else {
+            Op::Return(0)
+        }
+    }
+
+    // ---- who runs -------------------------------------------------------
+
+    fn wake(&mut self, t: usize) {
+        if self.threads[t].run == Run::Parked {
+            self.threads[t].run = Run::Queued;
+            self.queue.push_back(t);
+        }
+    }
+
+    /// The running thread stops (parked or queued): nobody runs until the
+    /// next report says who does.
+    fn stop(&mut self, me: usize, run: Run) {
+        self.threads[me].run = run;
+        if run == Run::Queued {
+            self.queue.push_back(me);
+        }
+        self.current = None;
+    }
+
+    /// A queued thread whose run reports nothing: a notified condvar waiter
+    /// that will find the mutex taken.
+    fn silent_front(&self) -> Option<usize> {
+        let &t = self.queue.front()?;
+        let thread = &self.threads[t];
+        let relock = thread.wait == Wait::Condvar { notified: true };
+        (relock && thread.cancel != Cancel::Requested && self.locked).then_some(t)
+    }
+
+    /// Runs the silent thread at the front: it queues on the mutex again.
+    fn run_silent(&mut self, t: usize) {
+        self.queue.pop_front();
+        self.threads[t].wait = Wait::Relock { granted: false };
+        self.threads[t].run = Run::Parked;
+        self.mutex_waiters.push_back(t);
+    }
+
+    fn settle(&mut self) {
+        while let Some(t) = self.silent_front() {
+            self.run_silent(t);
+        }
+    }
+
+    /// After the running thread stopped: whether anything can still run.
+    fn check_deadlock(&mut self) {
+        if self.current.is_some() || self.phase != Phase::Running {
+            return;
+        }
+        self.settle();
+        let waiting = self.threads.iter().any(Thread::flexible);
+        if self.queue.is_empty() && !waiting {
+            self.phase = Phase::Deadlock;
+        }
+    }
+
+    /// The models that `me` arriving (reporting, or choosing an operation)
+    /// leaves: one, or one per number of silent threads it may have overtaken.
+    pub fn arrive(self, me: usize, now: Instant) -> Step<Vec<Model>> {
+        if self.current == Some(me) {
+            return Ok(vec![self]);
+        }
+        if let Some(other) = self.current {
+            return Err(format!("thread {me} runs, but thread {other} should"));
+        }
+        if let Some(caller) = self.elapsed_caller(me, now)
+            && self.threads[caller].run == Run::Parked
+        {
+            // The timeout's timer may have run it already: it cancelled its
+            // work (this thread), and waits for its unwind.
+            let mut cancelled = self.clone();
+            cancelled.threads[caller].wait = Wait::Unwinding(me);
+            cancelled.cancel(me);
+            cancelled.queue.retain(|&t| t != me);
+            cancelled.resume(me, now)?;
+            let mut variants = self.arrive_unchanged(me, now).unwrap_or_default();
+            variants.push(cancelled);
+            return Ok(variants);
+        }
+        self.arrive_unchanged(me, now)
+    }
+
+    /// [`arrive`](Model::arrive), when no timer cancelled the thread.
+    fn arrive_unchanged(mut self, me: usize, now: Instant) -> Step<Vec<Model>> {
+        if self.threads[me].flexible() {
+            let mut variants = vec![self.clone()];
+            while let Some(t) = self.silent_front() {
+                self.run_silent(t);
+                variants.push(self.clone());
+            }
+            return variants
+                .into_iter()
+                .map(|mut m| {
+                    m.queue.retain(|&t| t != me);
+                    m.resume(me, now)?;
+                    Ok(m)
+                })
+                .collect();
+        }
+        self.settle();
+        match self.queue.front() {
+            Some(&t) if t == me => {
+                self.queue.pop_front();
+                self.resume(me, now)?;
+                Ok(vec![self])
+            }
+            _ => Err(format!("thread {me} runs, but it is not its turn")),
+        }
+    }
+
+    /// `t` runs again: what it will report, from how its wait ended.
+    fn resume(&mut self, t: usize, now: Instant) -> Step<()> {
+        self.current = Some(t);
+        let thread = &mut self.threads[t];
+        thread.run = Run::Running;
+        if !thread.started {
+            thread.started = true;
+            return Ok(());
+        }
+        let wait = std::mem::replace(&mut thread.wait, Wait::None);
+        if thread.cancel == Cancel::Requested {
+            return self.deliver_cancel(t, wait);
+        }
+        let seen = match wait {
+            Wait::None => return Err(format!("model: thread {t} resumed without a wait")),
+            Wait::Yield => Seen::Done,
+            Wait::Recv { c, until, status } => match status {
+                Status::Done(v) => Seen::Got(v),
+                Status::Disconnected => match self.try_recv(c) {
+                    Ok(v) => Seen::Got(v),
+                    Err(seen) => seen,
+                },
+                Status::Waiting => match until {
+                    Some(until) if now >= until => {
+                        self.chans[c].recv_waiters.retain(|&w| w != t);
+                        Seen::TimedOut
+                    }
+                    Some(_) => return Err(format!("thread {t} timed out early")),
+                    None => return Err(format!("model: thread {t} woke in a receive")),
+                },
+            },
+            Wait::Send { c, done: true, .. } => {
+                self.drop_sender(c);
+                Seen::Done
+            }
+            Wait::Lock { granted: true } | Wait::Relock { granted: true } => {
+                self.mutex_waiters.retain(|&w| w != t);
+                if let Wait::Relock { .. } = wait {
+                    self.lend_back(t);
+                    Seen::Woken
+                } else {
+                    self.threads[t].held.push(Held::Guard);
+                    Seen::Locked
+                }
+            }
+            Wait::Condvar { notified: true } => {
+                // Not silent: the mutex is free, and nobody waits for it.
+                self.locked = true;
+                self.lend_back(t);
+                Seen::Woken
+            }
+            Wait::Join(of) => match self.threads[of].outcome {
+                Some(outcome) => Seen::Joined(outcome),
+                None => return Err(format!("model: thread {t} woke in a join")),
+            },
+            Wait::Sleep(until) | Wait::DtorSleep(until) => {
+                if now < until {
+                    return Err(format!("thread {t} woke from a sleep early"));
+                }
+                Seen::Slept
+            }
+            Wait::Select {
+                recv,
+                other,
+                send,
+                token: Some((index, picked)),
+            } => {
+                self.leave_select(t, recv, other, send);
+                let receive = index == 0 || send.is_none();
+                let picked = match picked {
+                    // As `recv`: a message given back since may be there.
+                    Picked::Disconnected if receive => {
+                        let c = if index == 0 { recv } else { other };
+                        self.try_recv(c).map_or(Picked::Disconnected, Picked::Got)
+                    }
+                    picked => picked,
+                };
+                Seen::Selected(index, picked)
+            }
+            Wait::Accept => Seen::Accepted,
+            Wait::Read => Seen::Read,
+            Wait::Timeout { work, until } => match self.threads[work].outcome {
+                Some(Outcome::Value(_)) => Seen::InTime,
+                Some(outcome) => return Err(format!("model: timeout work ended {outcome:?}")),
+                None if now >= until => {
+                    return Err(format!(
+                        "thread {t}: timeout returned while its work (thread {work}) still runs \
+                         (item 15: Elapsed once the work has unwound)"
+                    ));
+                }
+                None => return Err(format!("thread {t} woke in a timeout early")),
+            },
+            Wait::Unwinding(work) => match self.threads[work].outcome {
+                Some(Outcome::Cancelled) => Seen::Elapsed,
+                outcome => return Err(format!("model: timeout work ended {outcome:?}")),
+            },
+            wait => return Err(format!("model: thread {t} woke in {wait:?}")),
+        };
+        self.threads[t].expect = Some(seen);
+        Ok(())
+    }
+
+    /// A notified waiter has the mutex again: its guard is back in place.
+    fn lend_back(&mut self, t: usize) {
+        let held = &mut self.threads[t].held;
+        let lent = held
+            .iter()
+            .position(|&h| h == Held::Lent)
+            .expect("a lent guard");
+        held[lent] = Held::Guard;
+    }
+
+    /// `t` resumes cancelled from `wait`: undo the wait (what was handed to it
+    /// goes on), then unwind.
+    fn deliver_cancel(&mut self, t: usize, wait: Wait) -> Step<()> {
+        self.threads[t].cancel = Cancel::Delivered;
+        match wait {
+            Wait::None | Wait::Yield | Wait::Join(_) | Wait::Sleep(_) => {}
+            Wait::DtorSleep(_) => {
+                // Cancelled in a destructor of a return: the rest unwinds.
+                if let Some((_, next)) = self.threads[t].ending {
+                    self.threads[t].ending = Some((Outcome::Cancelled, next));
+                    return self.unwind_next(t);
+                }
+            }
+            Wait::Recv { c, status, .. } => match status {
+                Status::Done(v) => self.give_back(c, v),
+                Status::Disconnected => {}
+                Status::Waiting => self.chans[c].recv_waiters.retain(|&w| w != t),
+            },
+            Wait::Send { c, done, .. } => {
+                if !done {
+                    self.chans[c].send_waiters.retain(|&w| w != t);
+                }
+                self.drop_sender(c);
+            }
+            Wait::Lock { granted } => {
+                self.mutex_waiters.retain(|&w| w != t);
+                if granted {
+                    self.release();
+                }
+            }
+            Wait::Condvar { notified } => {
+                self.cv_waiters.retain(|&w| w != t);
+                if notified {
+                    self.notify_one();
+                }
+            }
+            Wait::Relock { granted } => {
+                self.mutex_waiters.retain(|&w| w != t);
+                if granted {
+                    self.release();
+                }
+                self.notify_one();
+            }
+            Wait::Select {
+                recv,
+                other,
+                send,
+                token,
+            } => {
+                if let Some((index, Picked::Got(v))) = token {
+                    self.give_back(if index == 0 { recv } else { other }, v);
+                }
+                self.leave_select(t, recv, other, send);
+            }
+            Wait::Accept => self.accepts -= 1,
+            Wait::Read => self.reads -= 1,
+            // Its work is cancelled with it.
+            Wait::Timeout { work, .. } => self.cancel(work),
+            Wait::Unwinding(_) => {}
+        }
+        self.begin_unwind(t, Outcome::Cancelled)
+    }
+
+    fn begin_unwind(&mut self, t: usize, why: Outcome) -> Step<()> {
+        self.threads[t].ending = Some((why, 0));
+        self.unwind_next(t)
+    }
+
+    /// Drops the ending thread's held values up to the next that reports
+    /// (a sleeper), or to its end.
+    fn unwind_next(&mut self, t: usize) -> Step<()> {
+        let (why, mut next) = self.threads[t].ending.expect("ending");
+        while next < self.threads[t].held.len() {
+            let held = self.threads[t].held[next];
+            next += 1;
+            match held {
+                Held::Guard => self.release(),
+                Held::Lent => {}
+                Held::Sleeper => {
+                    self.threads[t].ending = Some((why, next));
+                    self.threads[t].expect = Some(Seen::DtorSleep);
+                    return Ok(());
+                }
+            }
+        }
+        self.threads[t].ending = Some((why, next));
+        self.threads[t].expect = Some(Seen::End);
+        Ok(())
+    }
+
+    // ---- reports --------------------------------------------------------
+
+    /// `me`, running, reports `seen`: compare, and go on from there.
+    pub fn report(&mut self, me: usize, seen: Seen, now: Instant) -> Step<()> {
+        let expect = self.threads[me].expect.take();
+        if expect != Some(seen) {
+            return Err(format!(
+                "thread {me}: saw {seen:?}, the model expects {expect:?}"
+            ));
+        }
+        match seen {
+            Seen::DtorSleep => {
+                if self.threads[me].cancel == Cancel::Requested {
+                    // It parks, and its cancel is delivered there.
+                    return self.deliver_cancel(me, Wait::DtorSleep(now));
+                }
+                self.threads[me].wait = Wait::DtorSleep(now + SHORT);
+                self.stop(me, Run::Parked);
+                self.check_deadlock();
+            }
+            Seen::Slept if self.threads[me].ending.is_some() => self.unwind_next(me)?,
+            Seen::End => {
+                let (why, _) = self.threads[me].ending.expect("ending");
+                let thread = &mut self.threads[me];
+                thread.outcome = Some(why);
+                thread.run = Run::Done;
+                self.current = None;
+                let waits = |wait: Wait| match wait {
+                    Wait::Join(t) | Wait::Unwinding(t) | Wait::Timeout { work: t, .. } => t == me,
+                    _ => false,
+                };
+                if let Some(joiner) = self.threads[me].joiner.take()
+                    && waits(self.threads[joiner].wait)
+                {
+                    self.wake(joiner);
+                }
+                if me == MAIN {
+                    self.phase = Phase::Ended;
+                } else {
+                    self.check_deadlock();
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Whether `me` has reported all it had to, and may choose again.
+    pub fn ready_for_op(&self, me: usize) -> Step<()> {
+        match self.threads[me].expect {
+            None => Ok(()),
+            Some(seen) => Err(format!(
+                "thread {me} chose an operation, the model expects {seen:?} first"
+            )),
+        }
+    }
+
+    // ---- operations -----------------------------------------------------
+
+    /// The models that `me` running `op` leaves (one per choice a `Select`
+    /// may make).
+    pub fn apply(mut self, me: usize, op: Op, now: Instant) -> Step<Vec<Model>> {
+        let park = |m: &mut Model, wait: Wait| -> Step<()> {
+            if m.threads[me].cancel == Cancel::Requested {
+                return m.deliver_cancel(me, Wait::None);
+            }
+            m.threads[me].wait = wait;
+            m.stop(me, Run::Parked);
+            m.check_deadlock();
+            Ok(())
+        };
+        if let Some((next, _)) = &mut self.threads[me].work {
+            *next = Op::Return(0);
+        }
+        let mut seen = Seen::Done;
+        match op {
+            Op::Yield => {
+                if self.threads[me].cancel == Cancel::Requested {
+                    self.deliver_cancel(me, Wait::None)?;
+                } else {
+                    self.threads[me].wait = Wait::Yield;
+                    self.stop(me, Run::Queued);
+                }
+                return Ok(vec![self]);
+            }
+            Op::Send(c, v) => {
+                self.chans[c].senders += 1;
+                if self.try_send(c, v).is_ok() {
+                    self.drop_sender(c);
+                } else {
+                    let wait = Wait::Send { c, v, done: false };
+                    if self.threads[me].cancel == Cancel::Requested {
+                        self.deliver_cancel(me, wait)?;
+                    } else {
+                        self.chans[c].send_waiters.push_back(me);
+                        park(&mut self, wait)?;
+                    }
+                    return Ok(vec![self]);
+                }
+            }
+            Op::TrySend(c, v) => {
+                if self.try_send(c, v).is_err() {
+                    seen = Seen::Full;
+                }
+            }
+            Op::Recv(c) | Op::RecvTimeout(c) => match self.try_recv(c) {
+                Ok(v) => seen = Seen::Got(v),
+                Err(Seen::Disconnected) => seen = Seen::Disconnected,
+                Err(_) => {
+                    let until = matches!(op, Op::RecvTimeout(_)).then_some(now + SHORT);
+                    if self.threads[me].cancel != Cancel::Requested {
+                        self.chans[c].recv_waiters.push_back(me);
+                    }
+                    let status = Status::Waiting;
+                    park(&mut self, Wait::Recv { c, until, status })?;
+                    return Ok(vec![self]);
+                }
+            },
+            Op::TryRecv(c) => {
+                seen = match self.try_recv(c) {
+                    Ok(v) => Seen::Got(v),
+                    Err(seen) => seen,
+                }
+            }
+            Op::Close(c) => {
+                self.chans[c].shared_sender = false;
+                self.drop_sender(c);
+            }
+            Op::Select(recv, other, send) => return self.select(me, recv, other, send),
+            Op::Lock => {
+                if self.locked {
+                    if self.threads[me].cancel != Cancel::Requested {
+                        self.mutex_waiters.push_back(me);
+                    }
+                    park(&mut self, Wait::Lock { granted: false })?;
+                    return Ok(vec![self]);
+                }
+                self.locked = true;
+                self.threads[me].held.push(Held::Guard);
+                seen = Seen::Locked;
+            }
+            Op::TryLock => {
+                if self.locked {
+                    seen = Seen::Busy;
+                } else {
+                    self.locked = true;
+                    self.threads[me].held.push(Held::Guard);
+                    seen = Seen::Locked;
+                }
+            }
+            Op::Unlock => {
+                let held = &mut self.threads[me].held;
+                let at = held
+                    .iter()
+                    .position(|&h| h == Held::Guard)
+                    .expect("a guard");
+                held.remove(at);
+                self.release();
+            }
+            Op::Wait => {
+                let held = &mut self.threads[me].held;
+                let at = held
+                    .iter()
+                    .position(|&h| h == Held::Guard)
+                    .expect("a guard");
+                held[at] = Held::Lent;
+                if self.threads[me].cancel != Cancel::Requested {
+                    self.cv_waiters.push_back(me);
+                }
+                self.release();
+                park(&mut self, Wait::Condvar { notified: false })?;
+                return Ok(vec![self]);
+            }
+            Op::NotifyOne => self.notify_one(),
+            Op::NotifyAll => {
+                while !self.cv_waiters.is_empty() {
+                    self.notify_one();
+                }
+            }
+            Op::Sleep => {
+                park(&mut self, Wait::Sleep(now + SHORT))?;
+                return Ok(vec![self]);
+            }
+            Op::HoldSleeper => self.threads[me].held.push(Held::Sleeper),
+            Op::Join(t) => {
+                self.threads[t].handle = false;
+                match self.threads[t].outcome {
+                    Some(outcome) => seen = Seen::Joined(outcome),
+                    None => {
+                        if self.threads[me].cancel != Cancel::Requested {
+                            self.threads[t].joiner = Some(me);
+                        }
+                        park(&mut self, Wait::Join(t))?;
+                        return Ok(vec![self]);
+                    }
+                }
+            }
+            Op::Cancel(t) => self.cancel(t),
+            Op::Timeout(work, w) => {
+                if self.threads.len() != w {
+                    return Err(format!("model: timeout work numbered {w}"));
+                }
+                let mut thread = Thread::new(false);
+                thread.work = Some((work.op(), me));
+                thread.joiner = Some(me);
+                self.threads.push(thread);
+                self.queue.push_back(w);
+                park(
+                    &mut self,
+                    Wait::Timeout {
+                        work: w,
+                        until: now + LIMIT,
+                    },
+                )?;
+                return Ok(vec![self]);
+            }
+            Op::Panic(_) | Op::Return(_) => {
+                let why = match op {
+                    Op::Panic(tag) => Outcome::Panicked(tag),
+                    Op::Return(v) => Outcome::Value(v),
+                    _ => unreachable!(),
+                };
+                if let Op::Panic(_) = op {
+                    let thread = &mut self.threads[me];
+                    thread.panicking = true;
+                    if thread.cancel == Cancel::Requested {
+                        // Its unwind is the panic's: the cancel adds none (item 3).
+                        thread.cancel = Cancel::Delivered;
+                    }
+                }
+                self.begin_unwind(me, why)?;
+                return Ok(vec![self]);
+            }
+            Op::Connect => self.connects += 1,
+            Op::Write => self.writes += 1,
+            Op::Read => {
+                self.reads += 1;
+                self.threads[me].wait = Wait::Read;
+                self.stop(me, Run::Parked);
+                return Ok(vec![self]);
+            }
+            Op::Accept => {
+                // Not chosen by a cancelled thread: it may find the connection
+                // there (no park) or not (it unwinds), at a time the model
+                // does not know.
+                self.accepts += 1;
+                self.threads[me].wait = Wait::Accept;
+                self.stop(me, Run::Parked);
+                return Ok(vec![self]);
+            }
+        }
+        self.threads[me].expect = Some(seen);
+        Ok(vec![self])
+    }
+
+    fn cancel(&mut self, t: usize) {
+        let target = &mut self.threads[t];
+        if target.outcome.is_none() && target.cancel == Cancel::No {
+            if target.panicking {
+                // Already unwinding: never a second unwind (item 3).
+                target.cancel = Cancel::Delivered;
+            } else {
+                target.cancel = Cancel::Requested;
+                self.wake(t);
+            }
+        }
+    }
+
+    /// The `timeout` waiting for work thread `w`, if its limit has passed
+    /// (then its timer may have run it, silently: it cancelled `w` and waits
+    /// for its unwind).
+    fn elapsed_caller(&self, w: usize, now: Instant) -> Option<usize> {
+        let (_, caller) = self.threads[w].work?;
+        let waiting = matches!(
+            self.threads[caller].wait,
+            Wait::Timeout { work, until } if work == w && now >= until
+        );
+        (waiting && self.threads[w].outcome.is_none()).then_some(caller)
+    }
+
+    fn select(
+        mut self,
+        me: usize,
+        recv: usize,
+        other: usize,
+        send: Option<u32>,
+    ) -> Step<Vec<Model>> {
+        if send.is_some() {
+            self.chans[other].senders += 1;
+        }
+        // Every ready operation is a possible pick.
+        let mut picks = Vec::new();
+        let ready_recv = |m: &Model, c: usize| {
+            let chan = &m.chans[c];
+            !chan.buffer.is_empty()
+                || m.first_claimable(&chan.send_waiters).is_some()
+                || chan.senders == 0
+        };
+        if ready_recv(&self, recv) {
+            picks.push(0);
+        }
+        let other_ready = match send {
+            Some(_) => {
+                let chan = &self.chans[other];
+                self.first_claimable(&chan.recv_waiters).is_some()
+                    || chan.cap.is_none_or(|cap| chan.buffer.len() < cap)
+            }
+            None => ready_recv(&self, other),
+        };
+        if other_ready {
+            picks.push(1);
+        }
+        if !picks.is_empty() {
+            return Ok(picks
+                .into_iter()
+                .map(|index| {
+                    let mut m = self.clone();
+                    let c = if index == 0 { recv } else { other };
+                    let picked = match (index, send) {
+                        (1, Some(v)) => {
+                            m.try_send(c, v).expect("ready");
+                            Picked::Sent
+                        }
+                        _ => match m.try_recv(c) {
+                            Ok(v) => Picked::Got(v),
+                            Err(_) => Picked::Disconnected,
+                        },
+                    };
+                    if send.is_some() {
+                        m.drop_sender(other);
+                    }
+                    m.threads[me].expect = Some(Seen::Selected(index, picked));
+                    m
+                })
+                .collect());
+        }
+        let wait = Wait::Select {
+            recv,
+            other,
+            send,
+            token: None,
+        };
+        if self.threads[me].cancel == Cancel::Requested {
+            self.threads[me].wait = wait;
+            self.deliver_cancel(me, wait)?;
+            return Ok(vec![self]);
+        }
+        self.chans[recv].recv_waiters.push_back(me);
+        match send {
+            Some(_) => self.chans[other].send_waiters.push_back(me),
+            None => self.chans[other].recv_waiters.push_back(me),
+        }
+        self.threads[me].wait = wait;
+        self.stop(me, Run::Parked);
+        self.check_deadlock();
+        Ok(vec![self])
+    }
+
+    /// A select is over: its waiters leave the queues, its sender clone goes.
+    fn leave_select(&mut self, t: usize, recv: usize, other: usize, send: Option<u32>) {
+        for c in [recv, other] {
+            self.chans[c].recv_waiters.retain(|&w| w != t);
+            self.chans[c].send_waiters.retain(|&w| w != t);
+        }
+        if send.is_some() {
+            self.drop_sender(other);
+        }
+    }
+
+    // ---- channels -------------------------------------------------------
+
+    fn claimable(&self, t: usize) -> bool {
+        !matches!(self.threads[t].wait, Wait::Select { token: Some(_), .. })
+    }
+
+    fn first_claimable(&self, list: &VecDeque<usize>) -> Option<usize> {
+        list.iter().copied().find(|&t| self.claimable(t))
+    }
+
+    /// Pops the first waiter that can still be taken (a select's that has
+    /// its operation already leaves the queue).
+    fn pop_claimed(&mut self, c: usize, send_side: bool) -> Option<usize> {
+        loop {
+            let chan = &mut self.chans[c];
+            let list = if send_side {
+                &mut chan.send_waiters
+            } else {
+                &mut chan.recv_waiters
+            };
+            let t = list.pop_front()?;
+            if self.claimable(t) {
+                return Some(t);
+            }
+        }
+    }
+
+    /// Completes waiter `t` of channel `c` with `how`.
+    fn complete(&mut self, t: usize, c: usize, how: Picked) {
+        match &mut self.threads[t].wait {
+            Wait::Recv { status, .. } => {
+                *status = match how {
+                    Picked::Got(v) => Status::Done(v),
+                    _ => Status::Disconnected,
+                }
+            }
+            Wait::Send { done, .. } => *done = true,
+            // `recv` and `other` differ: the channel names the operation.
+            Wait::Select { recv, token, .. } => *token = Some((usize::from(*recv != c), how)),
+            wait => unreachable!("a channel waiter in {wait:?}"),
+        }
+        self.wake(t);
+    }
+
+    /// The message of waiting sender `t`.
+    fn message(&self, t: usize) -> u32 {
+        match self.threads[t].wait {
+            Wait::Send { v, .. } => v,
+            Wait::Select { send: Some(v), .. } => v,
+            wait => unreachable!("a sender in {wait:?}"),
+        }
+    }
+
+    fn try_send(&mut self, c: usize, v: u32) -> Result<(), ()> {
+        if let Some(t) = self.pop_claimed(c, false) {
+            self.complete(t, c, Picked::Got(v));
+            return Ok(());
+        }
+        let chan = &mut self.chans[c];
+        if chan.cap.is_none_or(|cap| chan.buffer.len() < cap) {
+            chan.buffer.push_back(v);
+            return Ok(());
+        }
+        Err(())
+    }
+
+    /// A message, or `Seen::Empty` / `Seen::Disconnected`.
+    fn try_recv(&mut self, c: usize) -> Result<u32, Seen> {
+        if let Some(v) = self.chans[c].buffer.pop_front() {
+            let chan = &self.chans[c];
+            if chan.cap.is_some_and(|cap| chan.buffer.len() < cap)
+                && let Some(t) = self.pop_claimed(c, true)
+            {
+                let next = self.message(t);
+                self.complete(t, c, Picked::Sent);
+                self.chans[c].buffer.push_back(next);
+            }
+            return Ok(v);
+        }
+        if let Some(t) = self.pop_claimed(c, true) {
+            let v = self.message(t);
+            self.complete(t, c, Picked::Sent);
+            return Ok(v);
+        }
+        if self.chans[c].senders == 0 {
+            Err(Seen::Disconnected)
+        } else {
+            Err(Seen::Empty)
+        }
+    }
+
+    fn give_back(&mut self, c: usize, v: u32) {
+        match self.pop_claimed(c, false) {
+            Some(t) => self.complete(t, c, Picked::Got(v)),
+            None => self.chans[c].buffer.push_front(v),
+        }
+    }
+
+    fn drop_sender(&mut self, c: usize) {
+        self.chans[c].senders -= 1;
+        if self.chans[c].senders == 0 {
+            while let Some(t) = self.pop_claimed(c, false) {
+                self.complete(t, c, Picked::Disconnected);
+            }
+        }
+    }
+
+    // ---- mutex and condvar ----------------------------------------------
+
+    fn release(&mut self) {
+        match self.mutex_waiters.pop_front() {
+            Some(t) => {
+                match &mut self.threads[t].wait {
+                    Wait::Lock { granted } | Wait::Relock { granted } => *granted = true,
+                    wait => unreachable!("a mutex waiter in {wait:?}"),
+                }
+                self.wake(t);
+            }
+            None => self.locked = false,
+        }
+    }
+
+    fn notify_one(&mut self) {
+        if let Some(t) = self.cv_waiters.pop_front() {
+            self.threads[t].wait = Wait::Condvar { notified: true };
+            self.wake(t);
+        }
+    }
+}
