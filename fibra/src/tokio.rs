@@ -66,7 +66,8 @@
 //! risk a deadlock. Async code should `.await` the future instead.
 
 use crate::block_on::in_green_thread;
-use ::tokio::runtime::{Builder, Handle, Runtime, RuntimeFlavor};
+use ::tokio::runtime::{Builder, EnterGuard, Handle, Runtime, RuntimeFlavor};
+use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::sync::OnceLock;
@@ -118,10 +119,9 @@ pub fn handle() -> Handle {
 /// outside a green thread, the calling OS thread's current tokio runtime is a
 /// current-thread one, which this would block.
 pub fn block_on<F: Future>(future: F) -> F::Output {
-    let handle = runtime().handle();
     let mut future = pin!(future);
     let entered = poll_fn(move |cx| {
-        let _entered = handle.enter();
+        let _entered = Entered::new();
         future.as_mut().poll(cx)
     });
     if in_green_thread() {
@@ -129,11 +129,75 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     }
     match Handle::try_current().map(|current| current.runtime_flavor()) {
         Err(_) => crate::block_on(entered),
-        Ok(RuntimeFlavor::CurrentThread) => panic!(
-            "fibra::tokio::block_on: this OS thread runs a current-thread tokio runtime, which \
-             blocking here would stall (perhaps with what the future waits for); .await the \
-             future instead, or call this from a green thread or a blocking thread"
-        ),
-        Ok(_) => ::tokio::task::block_in_place(|| crate::block_on(entered)),
+        Ok(RuntimeFlavor::MultiThread) => ::tokio::task::block_in_place(|| crate::block_on(entered)),
+        // tokio's own `Handle::block_on` refuses where blocking would stall
+        // a runtime (on the thread that drives a current-thread runtime) and
+        // blocks where that stalls nothing (a `spawn_blocking` thread, a
+        // thread that only entered a runtime): the same rule, told by tokio,
+        // which alone can see which thread this is.
+        Ok(_) => runtime().handle().block_on(entered),
+    }
+}
+
+thread_local! {
+    /// The guards of this OS thread's polls under way with the background
+    /// runtime entered, innermost last (see [`Entered`]).
+    static ENTERED: RefCell<Vec<EnterGuard<'static>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The background runtime entered for one poll of a future under
+/// [`block_on`], and left when the poll returns.
+///
+/// tokio keeps its "current runtime" as a stack per OS thread and requires
+/// its guards to be dropped in the reverse order they were made. A poll may
+/// park its green thread in a wait of fibra's (a fibra sleep, lock, channel,
+/// Ractor receive inside the future), and the runtime's other green threads,
+/// on the same OS thread, then make and drop guards of their own in any
+/// order. So the guard is not held on the green thread's stack but here, and
+/// every switch away from a green thread takes its guards off the OS thread
+/// ([`leave`]) and puts them back when it runs again: the stack only ever
+/// holds the running green thread's guards.
+struct Entered(());
+
+impl Entered {
+    fn new() -> Entered {
+        enter();
+        Entered(())
+    }
+}
+
+/// Enters the background runtime on this OS thread, innermost.
+fn enter() {
+    let guard = runtime().handle().enter();
+    // At the thread's exit, with the list gone, the guard is dropped at
+    // once: the future is then polled without the runtime entered.
+    let _ = ENTERED.try_with(|entered| entered.borrow_mut().push(guard));
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let guard = ENTERED.try_with(|entered| entered.borrow_mut().pop());
+        drop(guard);
+    }
+}
+
+/// Takes the running green thread's guards off its OS thread (innermost
+/// first, as tokio requires) for a switch away from it; they are made again
+/// when the returned [`Left`] is dropped, once the thread runs again.
+pub(crate) fn leave() -> Left {
+    let mut count = 0;
+    while let Ok(Some(guard)) = ENTERED.try_with(|entered| entered.borrow_mut().pop()) {
+        drop(guard);
+        count += 1;
+    }
+    Left(count)
+}
+
+/// The guards [`leave`] took off, to be made again.
+pub(crate) struct Left(usize);
+
+impl Drop for Left {
+    fn drop(&mut self) {
+        (0..self.0).for_each(|_| enter());
     }
 }
