@@ -56,6 +56,15 @@ use std::thread::{self, Thread};
 /// [`Unparker`], could wake the thread from another OS thread at any time).
 /// The waker is made afresh for each poll and dropped before the thread
 /// parks, so a future that drops its waker does not hide a deadlock.
+///
+/// # Compaction
+///
+/// In a runtime that compacts parked threads
+/// ([`Builder::compact_parked_after`](crate::runtime::Builder::compact_parked_after)),
+/// a green thread is never compacted while it is inside `block_on`, in its
+/// parks here or in any wait of fibra's made inside the future's poll: the
+/// future, pinned on the thread's stack, may be registered with whatever
+/// wakes it, which may write it from another OS thread at any time.
 pub fn block_on<F: Future>(future: F) -> F::Output {
     let in_green_thread = in_green_thread();
     // The future, once polled, may have lent itself (pinned on this stack) to

@@ -61,9 +61,26 @@
 //! stall the tasks of that runtime's thread — perhaps the very ones the future
 //! waits for. So, on a thread of a *multi-thread* tokio runtime, `block_on`
 //! first hands the thread's other tasks to another worker, as
-//! [`tokio::task::block_in_place`] does; on a thread of a *current-thread*
-//! runtime, which has nowhere to hand them, it panics and says so rather than
-//! risk a deadlock. Async code should `.await` the future instead.
+//! [`tokio::task::block_in_place`] does; on the thread that drives a
+//! *current-thread* runtime, which has nowhere to hand them, it panics rather
+//! than risk a deadlock, exactly where tokio's own [`Handle::block_on`] would
+//! (with tokio's message, "Cannot start a runtime from within a runtime").
+//! Threads that only have a runtime entered block as they would anywhere:
+//! a `spawn_blocking` thread, of either kind of runtime, is there to block.
+//! Async code should `.await` the future instead.
+//!
+//! # Waits of fibra's inside the future
+//!
+//! The future may wait in fibra as well (a fibra channel, lock, sleep, Ractor
+//! receive inside its poll): only its green thread parks, and the others run
+//! meanwhile. tokio's current runtime is a per-OS-thread setting that the
+//! green threads of a runtime share, so the background runtime is current
+//! only while the polling green thread runs: its guard is put away when that
+//! thread parks and made again when it runs, and the green threads that run
+//! in between see the OS thread as it was. (Hold no [`EnterGuard`] of your
+//! own across a wait of fibra's: tokio requires those guards to be dropped in
+//! the reverse order they were made, which green threads taking turns do
+//! not keep.)
 
 use crate::block_on::in_green_thread;
 use ::tokio::runtime::{Builder, EnterGuard, Handle, Runtime, RuntimeFlavor};
@@ -116,8 +133,9 @@ pub fn handle() -> Handle {
 /// # Panics
 ///
 /// If the future panics; if the background runtime cannot be started; if,
-/// outside a green thread, the calling OS thread's current tokio runtime is a
-/// current-thread one, which this would block.
+/// outside a green thread, the calling OS thread drives a current-thread tokio
+/// runtime, which this would block (where tokio's own [`Handle::block_on`]
+/// panics).
 pub fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let entered = poll_fn(move |cx| {
