@@ -147,7 +147,9 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     }
     match Handle::try_current().map(|current| current.runtime_flavor()) {
         Err(_) => crate::block_on(entered),
-        Ok(RuntimeFlavor::MultiThread) => ::tokio::task::block_in_place(|| crate::block_on(entered)),
+        Ok(RuntimeFlavor::MultiThread) => {
+            ::tokio::task::block_in_place(|| crate::block_on(entered))
+        }
         // tokio's own `Handle::block_on` refuses where blocking would stall
         // a runtime (on the thread that drives a current-thread runtime) and
         // blocks where that stalls nothing (a `spawn_blocking` thread, a

@@ -457,7 +457,8 @@ fn a_park_in_block_on_is_not_compacted_through_an_earlier_parks_entry() {
     let compacted = without_hanging("a tokio sleep under block_on", move || {
         // SAFETY: no green thread of this test lends its stack to another OS
         // thread while it parks, except through `block_on`.
-        let builder = unsafe { Builder::new().compact_parked_after(Some(Duration::from_millis(50))) };
+        let builder =
+            unsafe { Builder::new().compact_parked_after(Some(Duration::from_millis(50))) };
         builder.run(move || {
             let sleeper = fibra::spawn(move || {
                 fibra::time::sleep(Duration::from_millis(1)); // an ordinary park first
@@ -492,7 +493,8 @@ fn a_park_inside_a_block_on_future_is_never_compacted() {
                     fibra::block_on(async {
                         let mut sleep = pin!(tokio_sleep(&handle, Duration::from_millis(20)));
                         // Polled once: its entry is now in tokio's wheel.
-                        let polled = std::future::poll_fn(|cx| Poll::Ready(sleep.as_mut().poll(cx)));
+                        let polled =
+                            std::future::poll_fn(|cx| Poll::Ready(sleep.as_mut().poll(cx)));
                         assert!(polled.await.is_pending());
                         gone_on.recv().unwrap(); // fibra's wait, inside the poll
                         sleep.await;

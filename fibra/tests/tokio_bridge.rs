@@ -255,7 +255,10 @@ fn green_threads_that_wait_in_fibra_inside_tokio_futures_interleave() {
             (outside, [one, second.join().unwrap()])
         })
     });
-    assert!(outside, "a parked green thread left tokio's runtime entered");
+    assert!(
+        outside,
+        "a parked green thread left tokio's runtime entered"
+    );
     assert_eq!(values, [2, 4]);
 }
 
