@@ -160,9 +160,8 @@
 //!   crossbeam's scopes, `rayon::join`) entered in the green thread, or a
 //!   future pinned on the stack and polled by an executor of the program's
 //!   own that parks with [`park`] — and unsafe code can hand a raw pointer to
-//!   a local to another thread or a C library. The [Safety
-//!   section](Builder::compact_parked_after#safety) of
-//!   `compact_parked_after` rules these out.
+//!   a local to another thread or a C library. The safety section of
+//!   [`Builder::compact_parked_after`] rules these out.
 //! - *Signals, the overflow handler*: a signal runs on the stack that is
 //!   running or on the alternate stack, never on a parked one; the guard
 //!   page below a compacted stack stays a guard (only the usable pages are
