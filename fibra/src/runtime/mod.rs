@@ -96,10 +96,10 @@
 //! and its number among the thread's parks (a push, on the park); at the end
 //! of each round of the scheduler, the parks older than the threshold whose
 //! thread is still in them, and lends nothing then, are compacted, and an
-//! idle runtime wakes from its poller in time for the oldest. Switching into a thread tests whether it is compacted and,
-//! if it is, copies the bytes back first. A runtime that does not compact
-//! pays two never-taken branches — one on a park, one on a switch in — and
-//! nothing else.
+//! idle runtime wakes from its poller in time for the oldest. Switching
+//! into a thread tests whether it is compacted and, if it is, copies the
+//! bytes back first. A runtime that does not compact pays two never-taken
+//! branches — one on a park, one on a switch in — and nothing else.
 //!
 //! **What may touch a parked thread's stack, and why none of it does while
 //! the stack is compacted** (the audit behind the `unsafe`):
