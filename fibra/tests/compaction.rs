@@ -460,14 +460,23 @@ fn a_park_in_block_on_is_not_compacted_through_an_earlier_parks_entry() {
         let builder =
             unsafe { Builder::new().compact_parked_after(Some(Duration::from_millis(50))) };
         builder.run(move || {
-            let sleeper = fibra::spawn(move || {
-                fibra::time::sleep(Duration::from_millis(1)); // an ordinary park first
-                across(18, || {
-                    fibra::block_on(tokio_sleep(&handle, Duration::from_millis(200)));
-                });
+            let in_block_on = Rc::new(Cell::new(false));
+            let sleeper = fibra::spawn({
+                let in_block_on = in_block_on.clone();
+                move || {
+                    fibra::time::sleep(Duration::from_millis(1)); // an ordinary park first
+                    in_block_on.set(true);
+                    across(18, || {
+                        fibra::block_on(tokio_sleep(&handle, Duration::from_millis(200)));
+                    });
+                }
             });
-            // Past the first park's 50 ms, before the tokio timer fires.
-            fibra::time::sleep(Duration::from_millis(150));
+            while !in_block_on.get() {
+                fibra::time::sleep(Duration::from_millis(1));
+            }
+            // Past the first park's 50 ms, before the tokio timer fires (if
+            // it has fired, the thread is gone and the dump cannot fail).
+            fibra::time::sleep(Duration::from_millis(100));
             let compacted = compacted_now();
             sleeper.join().unwrap();
             compacted
