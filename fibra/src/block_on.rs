@@ -56,9 +56,25 @@ use std::thread::{self, Thread};
 /// [`Unparker`], could wake the thread from another OS thread at any time).
 /// The waker is made afresh for each poll and dropped before the thread
 /// parks, so a future that drops its waker does not hide a deadlock.
+///
+/// # Compaction
+///
+/// In a runtime that compacts parked threads
+/// ([`Builder::compact_parked_after`](crate::runtime::Builder::compact_parked_after)),
+/// a green thread is never compacted while it is inside `block_on`, in its
+/// parks here or in any wait of fibra's made inside the future's poll: the
+/// future, pinned on the thread's stack, may be registered with whatever
+/// wakes it, which may write it from another OS thread at any time.
 pub fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
     let in_green_thread = in_green_thread();
+    // The future, once polled, may have lent itself (pinned on this stack) to
+    // whatever wakes it — an intrusive node in tokio's timer wheel or in a
+    // `Notify`'s waiter list, touched from another OS thread — and it stays
+    // lent until it is dropped: the thread is never compacted meanwhile, in
+    // this park or in any park made inside the future's poll. Declared first,
+    // so dropped after the future.
+    let _lending = in_green_thread.then(|| scheduler::current().lend());
+    let mut future = pin!(future);
     loop {
         let waker = if in_green_thread {
             Waker::from(Arc::new(GreenWaker(runtime::current().unparker())))

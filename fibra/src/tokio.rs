@@ -61,12 +61,30 @@
 //! stall the tasks of that runtime's thread — perhaps the very ones the future
 //! waits for. So, on a thread of a *multi-thread* tokio runtime, `block_on`
 //! first hands the thread's other tasks to another worker, as
-//! [`tokio::task::block_in_place`] does; on a thread of a *current-thread*
-//! runtime, which has nowhere to hand them, it panics and says so rather than
-//! risk a deadlock. Async code should `.await` the future instead.
+//! [`tokio::task::block_in_place`] does; on the thread that drives a
+//! *current-thread* runtime, which has nowhere to hand them, it panics rather
+//! than risk a deadlock, exactly where tokio's own [`Handle::block_on`] would
+//! (with tokio's message, "Cannot start a runtime from within a runtime").
+//! Threads that only have a runtime entered block as they would anywhere:
+//! a `spawn_blocking` thread, of either kind of runtime, is there to block.
+//! Async code should `.await` the future instead.
+//!
+//! # Waits of fibra's inside the future
+//!
+//! The future may wait in fibra as well (a fibra channel, lock, sleep, Ractor
+//! receive inside its poll): only its green thread parks, and the others run
+//! meanwhile. tokio's current runtime is a per-OS-thread setting that the
+//! green threads of a runtime share, so the background runtime is current
+//! only while the polling green thread runs: its guard is put away when that
+//! thread parks and made again when it runs, and the green threads that run
+//! in between see the OS thread as it was. (Hold no [`EnterGuard`] of your
+//! own across a wait of fibra's: tokio requires those guards to be dropped in
+//! the reverse order they were made, which green threads taking turns do
+//! not keep.)
 
 use crate::block_on::in_green_thread;
-use ::tokio::runtime::{Builder, Handle, Runtime, RuntimeFlavor};
+use ::tokio::runtime::{Builder, EnterGuard, Handle, Runtime, RuntimeFlavor};
+use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::sync::OnceLock;
@@ -115,13 +133,13 @@ pub fn handle() -> Handle {
 /// # Panics
 ///
 /// If the future panics; if the background runtime cannot be started; if,
-/// outside a green thread, the calling OS thread's current tokio runtime is a
-/// current-thread one, which this would block.
+/// outside a green thread, the calling OS thread drives a current-thread tokio
+/// runtime, which this would block (where tokio's own [`Handle::block_on`]
+/// panics).
 pub fn block_on<F: Future>(future: F) -> F::Output {
-    let handle = runtime().handle();
     let mut future = pin!(future);
     let entered = poll_fn(move |cx| {
-        let _entered = handle.enter();
+        let _entered = Entered::new();
         future.as_mut().poll(cx)
     });
     if in_green_thread() {
@@ -129,11 +147,77 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     }
     match Handle::try_current().map(|current| current.runtime_flavor()) {
         Err(_) => crate::block_on(entered),
-        Ok(RuntimeFlavor::CurrentThread) => panic!(
-            "fibra::tokio::block_on: this OS thread runs a current-thread tokio runtime, which \
-             blocking here would stall (perhaps with what the future waits for); .await the \
-             future instead, or call this from a green thread or a blocking thread"
-        ),
-        Ok(_) => ::tokio::task::block_in_place(|| crate::block_on(entered)),
+        Ok(RuntimeFlavor::MultiThread) => {
+            ::tokio::task::block_in_place(|| crate::block_on(entered))
+        }
+        // tokio's own `Handle::block_on` refuses where blocking would stall
+        // a runtime (on the thread that drives a current-thread runtime) and
+        // blocks where that stalls nothing (a `spawn_blocking` thread, a
+        // thread that only entered a runtime): the same rule, told by tokio,
+        // which alone can see which thread this is.
+        Ok(_) => runtime().handle().block_on(entered),
+    }
+}
+
+thread_local! {
+    /// The guards of this OS thread's polls under way with the background
+    /// runtime entered, innermost last (see [`Entered`]).
+    static ENTERED: RefCell<Vec<EnterGuard<'static>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The background runtime entered for one poll of a future under
+/// [`block_on`], and left when the poll returns.
+///
+/// tokio keeps its "current runtime" as a stack per OS thread and requires
+/// its guards to be dropped in the reverse order they were made. A poll may
+/// park its green thread in a wait of fibra's (a fibra sleep, lock, channel,
+/// Ractor receive inside the future), and the runtime's other green threads,
+/// on the same OS thread, then make and drop guards of their own in any
+/// order. So the guard is not held on the green thread's stack but here, and
+/// every switch away from a green thread takes its guards off the OS thread
+/// ([`leave`]) and puts them back when it runs again: the stack only ever
+/// holds the running green thread's guards.
+struct Entered(());
+
+impl Entered {
+    fn new() -> Entered {
+        enter();
+        Entered(())
+    }
+}
+
+/// Enters the background runtime on this OS thread, innermost.
+fn enter() {
+    let guard = runtime().handle().enter();
+    // At the thread's exit, with the list gone, the guard is dropped at
+    // once: the future is then polled without the runtime entered.
+    let _ = ENTERED.try_with(|entered| entered.borrow_mut().push(guard));
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let guard = ENTERED.try_with(|entered| entered.borrow_mut().pop());
+        drop(guard);
+    }
+}
+
+/// Takes the running green thread's guards off its OS thread (innermost
+/// first, as tokio requires) for a switch away from it; they are made again
+/// when the returned [`Left`] is dropped, once the thread runs again.
+pub(crate) fn leave() -> Left {
+    let mut count = 0;
+    while let Ok(Some(guard)) = ENTERED.try_with(|entered| entered.borrow_mut().pop()) {
+        drop(guard);
+        count += 1;
+    }
+    Left(count)
+}
+
+/// The guards [`leave`] took off, to be made again.
+pub(crate) struct Left(usize);
+
+impl Drop for Left {
+    fn drop(&mut self) {
+        (0..self.0).for_each(|_| enter());
     }
 }

@@ -170,3 +170,31 @@ fn outside_a_runtime_the_os_thread_blocks() {
     other.join().unwrap();
     assert_eq!(fibra::block_on(async { 1 + 1 }), 2);
 }
+
+/// A future may wait in fibra inside its poll (a channel receive here): that
+/// is an ordinary park of the green thread, with the future pinned below it;
+/// the other green threads run meanwhile, another future under `block_on`
+/// among them, and each completes when woken, in any order.
+#[test]
+fn futures_that_wait_in_fibra_inside_their_poll_complete() {
+    let values = fibra::run(|| {
+        let waiter = |receiver: fibra::sync::channel::Receiver<u32>| {
+            fibra::spawn(move || {
+                fibra::block_on(async move {
+                    let value = receiver.recv().unwrap();
+                    async { value + 1 }.await
+                })
+            })
+        };
+        let (to_first, first) = fibra::sync::channel::unbounded();
+        let (to_second, second) = fibra::sync::channel::unbounded();
+        let first = waiter(first);
+        let second = waiter(second);
+        fibra::runtime::yield_now(); // both park inside their polls
+        to_first.send(10).unwrap();
+        let one = first.join().unwrap();
+        to_second.send(20).unwrap();
+        [one, second.join().unwrap()]
+    });
+    assert_eq!(values, [11, 21]);
+}

@@ -1,7 +1,8 @@
 //! Compacted parked green threads (`runtime::Builder::compact_parked_after`):
 //! every wait of fibra's, across a compaction and a restore, with the stack's
 //! contents checked after each; deep and nearly empty stacks; wakes from
-//! another OS thread; cancellation; a panic right after a restore. The
+//! another OS thread; cancellation; a panic right after a restore; futures
+//! under `block_on` that lent themselves to tokio's timer driver. The
 //! runtimes here compact at every round (`Some(Duration::ZERO)`), so every
 //! park that outlasts its round is compacted; the dump (which reports a
 //! compacted thread's kept bytes) shows that the compaction really happened.
@@ -10,12 +11,19 @@ use fibra::ractor::{Context, Pool, Ractor};
 use fibra::runtime::{self, Builder, Dump, JoinError, RuntimeState, ThreadBuilder, ThreadDump};
 use fibra::sync::{Condvar, Mutex, channel};
 use std::cell::{Cell, RefCell};
+use std::future::Future;
 use std::hint::black_box;
 use std::io::{Read, Write};
+use std::pin::pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::task::Poll;
 use std::time::Duration;
+
+#[path = "support/without_hanging.rs"]
+mod hang;
+use hang::without_hanging;
 
 /// A runtime that compacts every parked thread at the end of each round.
 fn compacting() -> Builder {
@@ -414,5 +422,127 @@ fn parks_in_block_on_are_never_compacted() {
         assert_eq!(waiting.join().unwrap(), 7);
         parked.cancel();
         assert!(parked.join().is_err());
+    });
+}
+
+/// A tokio runtime of the test's own (tokio is a dev-dependency): its driver
+/// thread fires the timers of futures that green threads pin on their stacks,
+/// writing into those futures (a tokio `Sleep` is an intrusive node of the
+/// driver's timer wheel) while their green threads are parked.
+fn tokio_timers() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_time()
+        .build()
+        .unwrap()
+}
+
+/// A tokio sleep, made with `tokio`'s runtime as the current one for just as
+/// long as tokio needs it to be.
+fn tokio_sleep(tokio: &tokio::runtime::Handle, duration: Duration) -> tokio::time::Sleep {
+    let _entered = tokio.enter();
+    tokio::time::sleep(duration)
+}
+
+/// The audit's finding 1: the compaction queue named a park by its thread and
+/// time, so the entry of the thread's earlier, ordinary park (a fibra sleep),
+/// still waiting for its 50 ms, matched its later park in `block_on` and had
+/// it compacted — while the pinned tokio `Sleep` was linked into tokio's
+/// timer wheel: the driver's write when the timer fired raced with the
+/// compaction (TSan saw it) and the wake was lost, so `block_on` hung.
+#[test]
+fn a_park_in_block_on_is_not_compacted_through_an_earlier_parks_entry() {
+    let tokio = tokio_timers();
+    let handle = tokio.handle().clone();
+    let compacted = without_hanging("a tokio sleep under block_on", move || {
+        // SAFETY: no green thread of this test lends its stack to another OS
+        // thread while it parks, except through `block_on`.
+        let builder =
+            unsafe { Builder::new().compact_parked_after(Some(Duration::from_millis(50))) };
+        builder.run(move || {
+            let in_block_on = Rc::new(Cell::new(false));
+            let sleeper = fibra::spawn({
+                let in_block_on = in_block_on.clone();
+                move || {
+                    fibra::time::sleep(Duration::from_millis(1)); // an ordinary park first
+                    in_block_on.set(true);
+                    across(18, || {
+                        fibra::block_on(tokio_sleep(&handle, Duration::from_millis(200)));
+                    });
+                }
+            });
+            while !in_block_on.get() {
+                fibra::time::sleep(Duration::from_millis(1));
+            }
+            // Past the first park's 50 ms, before the tokio timer fires (if
+            // it has fired, the thread is gone and the dump cannot fail).
+            fibra::time::sleep(Duration::from_millis(100));
+            let compacted = compacted_now();
+            sleeper.join().unwrap();
+            compacted
+        })
+    });
+    assert_eq!(compacted, 0);
+}
+
+/// The audit's finding 2: a wait of fibra's made *inside* a future's poll,
+/// under `block_on`, is an ordinary park, but the future pinned below it on
+/// the same stack has lent its timer entry to tokio's driver thread, which
+/// writes it when the timer fires: the thread must not be compacted there
+/// either (it was, and the wake was lost).
+#[test]
+fn a_park_inside_a_block_on_future_is_never_compacted() {
+    let tokio = tokio_timers();
+    let handle = tokio.handle().clone();
+    let compacted = without_hanging("a tokio sleep around a fibra wait", move || {
+        compacting().run(move || {
+            let (go_on, gone_on) = channel::unbounded::<()>();
+            let waiting = fibra::spawn(move || {
+                across(19, || {
+                    fibra::block_on(async {
+                        let mut sleep = pin!(tokio_sleep(&handle, Duration::from_millis(20)));
+                        // Polled once: its entry is now in tokio's wheel.
+                        let polled =
+                            std::future::poll_fn(|cx| Poll::Ready(sleep.as_mut().poll(cx)));
+                        assert!(polled.await.is_pending());
+                        gone_on.recv().unwrap(); // fibra's wait, inside the poll
+                        sleep.await;
+                    })
+                })
+            });
+            let parked = fibra::spawn(runtime::park);
+            rounds(3);
+            // Only the plain park is compacted.
+            let compacted = compacted_now();
+            // The tokio timer fires while the thread still waits in `recv`.
+            fibra::time::sleep(Duration::from_millis(60));
+            go_on.send(()).unwrap();
+            waiting.join().unwrap();
+            parked.cancel();
+            assert!(parked.join().is_err());
+            compacted
+        })
+    });
+    assert_eq!(compacted, 1);
+}
+
+/// What `block_on` lends, it lends only while it runs: once it has returned
+/// — or a panic in the future has unwound through it — its thread's parks
+/// are compacted again.
+#[test]
+fn a_thread_is_compacted_again_once_its_block_on_has_ended() {
+    compacting().run(|| {
+        let thread = fibra::spawn(|| {
+            assert_eq!(fibra::block_on(async { 3 }), 3);
+            let panicked = std::panic::catch_unwind(|| {
+                fibra::block_on(async { panic!("inside the future") });
+            });
+            assert!(panicked.is_err());
+            across(20, runtime::park);
+        });
+        rounds(3);
+        assert_eq!(compacted_now(), 1);
+        thread.cancel();
+        assert!(thread.join().is_err());
     });
 }

@@ -2,7 +2,8 @@
 //! hyper client against a local hyper server — each parking only itself while
 //! a ticker green thread keeps running; and the calls from outside a green
 //! thread: a plain OS thread, a task of a multi-thread tokio runtime, a
-//! current-thread runtime (refused, not deadlocked).
+//! current-thread runtime (refused, not deadlocked) and its `spawn_blocking`
+//! threads; green threads that wait in fibra inside tokio futures.
 
 use http_body_util::{BodyExt, Empty, Full};
 use hyper::body::{Bytes, Incoming};
@@ -175,6 +176,9 @@ fn from_a_multi_thread_tokio_task_the_runtime_keeps_running() {
     assert_eq!(value, 8);
 }
 
+/// On the thread that drives a current-thread runtime there is nowhere to
+/// hand its tasks: blocking there could wait for one of them forever, so it
+/// refuses, with tokio's own words (as tokio's `Handle::block_on` does).
 #[test]
 fn from_a_current_thread_tokio_runtime_it_refuses_rather_than_deadlock() {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -190,7 +194,94 @@ fn from_a_current_thread_tokio_runtime_it_refuses_rather_than_deadlock() {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_default();
     assert!(
-        message.contains("current-thread tokio runtime"),
+        message.contains("Cannot start a runtime from within a runtime"),
         "{message}"
     );
+}
+
+/// A `spawn_blocking` thread of a current-thread runtime is there to block,
+/// and stalls nothing when it does: it works there, as tokio's own
+/// `Handle::block_on` does (it used to refuse, taking the thread for the
+/// runtime's).
+#[test]
+fn on_a_spawn_blocking_thread_of_a_current_thread_runtime_it_blocks() {
+    let value = without_hanging("fibra::tokio::block_on on a spawn_blocking thread", || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            tokio::task::spawn_blocking(|| {
+                fibra::tokio::block_on(async {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    7
+                })
+            })
+            .await
+            .unwrap()
+        })
+    });
+    assert_eq!(value, 7);
+}
+
+/// Two green threads each wait in fibra (a channel receive) inside a future
+/// under `fibra::tokio::block_on`, and are woken in the order they parked.
+/// tokio keeps its current runtime as a stack of guards per OS thread, to be
+/// dropped in reverse order: held across those parks, the guards were
+/// dropped out of order and tokio panicked ("EnterGuard values dropped out of
+/// order"). Each poll now has the runtime entered only while its thread runs:
+/// the other green threads run outside it, and after its park the future
+/// still finds it (it spawns a tokio task).
+#[test]
+fn green_threads_that_wait_in_fibra_inside_tokio_futures_interleave() {
+    let (outside, values) = without_hanging("two green threads inside tokio futures", || {
+        fibra::run(|| {
+            let waiter = |receiver: fibra::sync::channel::Receiver<u32>| {
+                fibra::spawn(move || {
+                    fibra::tokio::block_on(async move {
+                        let value = receiver.recv().unwrap(); // fibra's wait
+                        tokio::spawn(async move { value * 2 }).await.unwrap()
+                    })
+                })
+            };
+            let (to_first, first) = fibra::sync::channel::unbounded();
+            let (to_second, second) = fibra::sync::channel::unbounded();
+            let first = waiter(first);
+            let second = waiter(second);
+            fibra::runtime::yield_now(); // both park inside their polls
+            let outside = tokio::runtime::Handle::try_current().is_err();
+            to_first.send(1).unwrap();
+            let one = first.join().unwrap();
+            to_second.send(2).unwrap();
+            (outside, [one, second.join().unwrap()])
+        })
+    });
+    assert!(
+        outside,
+        "a parked green thread left tokio's runtime entered"
+    );
+    assert_eq!(values, [2, 4]);
+}
+
+/// A green thread cancelled while it waits in fibra inside a tokio future
+/// unwinds through its poll with the runtime entered again, and leaves
+/// nothing entered behind.
+#[test]
+fn a_thread_cancelled_inside_a_tokio_future_leaves_nothing_entered() {
+    let (outside, value) = without_hanging("a cancelled green thread in a tokio future", || {
+        fibra::run(|| {
+            let waiting = fibra::spawn(|| {
+                fibra::tokio::block_on(async {
+                    fibra::time::sleep(Duration::from_secs(3600));
+                })
+            });
+            fibra::runtime::yield_now();
+            waiting.cancel();
+            assert!(waiting.join().is_err());
+            let outside = tokio::runtime::Handle::try_current().is_err();
+            let value = fibra::tokio::block_on(async { tokio::spawn(async { 3 }).await.unwrap() });
+            (outside, value)
+        })
+    });
+    assert!(outside);
+    assert_eq!(value, 3);
 }

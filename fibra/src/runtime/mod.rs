@@ -100,13 +100,13 @@
 //! is something only the program can rule out (hence `unsafe`).
 //!
 //! **When.** Each park of a runtime that compacts is queued with its time
-//! (a push and a map insert, on the park); at the end of each round of the
-//! scheduler, the parks older than the threshold whose thread is still in
-//! them are compacted, and an idle runtime wakes from its poller in time for
-//! the oldest. Switching into a thread tests whether it is compacted and,
-//! if it is, copies the bytes back first. A runtime that does not compact
-//! pays two never-taken branches — one on a park, one on a switch in — and
-//! nothing else.
+//! and its number among the thread's parks (a push, on the park); at the end
+//! of each round of the scheduler, the parks older than the threshold whose
+//! thread is still in them, and lends nothing then, are compacted, and an
+//! idle runtime wakes from its poller in time for the oldest. Switching
+//! into a thread tests whether it is compacted and, if it is, copies the
+//! bytes back first. A runtime that does not compact pays two never-taken
+//! branches — one on a park, one on a switch in — and nothing else.
 //!
 //! **What may touch a parked thread's stack, and why none of it does while
 //! the stack is compacted** (the audit behind the `unsafe`):
@@ -143,15 +143,33 @@
 //!   ([`spawn`], channels, Ractors, `blocking`, [`Unparker`]): safe code
 //!   cannot give them a reference into a thread's stack. There is no scoped
 //!   spawn in fibra.
-//! - *The exceptions*, which fibra cannot see: a future under
-//!   [`block_on`](crate::block_on) is pinned on the parked thread's stack and
-//!   may have lent part of itself to its waker (an intrusive waiter node, as
-//!   tokio's `Notify` and semaphores keep), so `block_on`'s parks (and
-//!   `fibra::tokio::block_on`'s) are never compacted; and
-//!   `std::thread::scope` (rayon's and crossbeam's scopes, `rayon::join`)
-//!   lets safe code lend a local to another OS thread while the green thread
-//!   parks inside the scope — that one fibra cannot detect, so compaction
-//!   is `unsafe` to enable and its contract forbids it.
+//! - *What fibra itself lends from a stack*: a future under
+//!   [`block_on`](crate::block_on) (and `fibra::tokio::block_on`, which is
+//!   `block_on`) is pinned on its thread's stack and, once polled, may have
+//!   lent part of itself to whatever wakes it — an intrusive waiter node, as
+//!   tokio's timers, `Notify` and semaphores keep, written by tokio's driver
+//!   on another OS thread. It stays lent until the future is dropped, across
+//!   `block_on`'s own parks and across any wait of fibra's made inside the
+//!   future's poll. So `block_on` marks its thread as *lending* for as long
+//!   as it runs (a count per thread: `block_on`s nest), and a thread that
+//!   lends is never compacted: the count is checked when the sweep would
+//!   compact it, not only when the park was queued, and each queued park is
+//!   named by its number among the thread's parks, so an entry left by an
+//!   earlier park never stands for a later one. Nothing else of fibra's
+//!   lends: Ractor futures register their waker in the Ractor's heap state;
+//!   the spin of `spin.rs` runs on the thread itself, which is not parked;
+//!   `blocking` takes a `'static` closure and returns through an `Arc`;
+//!   `fibra::tokio` keeps its enter guards in a thread-local list; a dump
+//!   restores a compacted thread before it traces it, and queues it again as
+//!   the same park, so every check applies again at the next sweep.
+//! - *What fibra cannot see*, the contract of the `unsafe`: safe code can
+//!   lend a local to another OS thread while its green thread parks in a wait
+//!   of fibra's outside `block_on` — `std::thread::scope` (rayon's and
+//!   crossbeam's scopes, `rayon::join`) entered in the green thread, or a
+//!   future pinned on the stack and polled by an executor of the program's
+//!   own that parks with [`park`] — and unsafe code can hand a raw pointer to
+//!   a local to another thread or a C library. The safety section of
+//!   [`Builder::compact_parked_after`] rules these out.
 //! - *Signals, the overflow handler*: a signal runs on the stack that is
 //!   running or on the alternate stack, never on a parked one; the guard
 //!   page below a compacted stack stays a guard (only the usable pages are
@@ -311,19 +329,26 @@ impl Builder {
     ///
     /// # Safety
     ///
-    /// While a green thread of this runtime is parked in a wait of fibra's
-    /// (IO, timers, locks, channels, joins, Ractor ports, `blocking`), nothing
-    /// but that thread may read or write the memory of its stack. Safe code
-    /// cannot break that with fibra alone — what other green threads, Ractors
-    /// and fibra's runtime can reach is `'static` — but it can with APIs that
-    /// lend a borrow of a local to another OS thread for a while:
-    /// `std::thread::scope` (or rayon's and crossbeam's scopes, `rayon::join`)
-    /// entered in a green thread that then parks inside the scope, or a raw
-    /// pointer to a local given to another thread or a C library. Compacting
-    /// such a thread would race with the other thread's accesses (undefined
-    /// behaviour). Enable compaction only in programs whose green threads do
-    /// neither. (Parks in [`block_on`](crate::block_on) are never compacted:
-    /// a future may lend its own memory to what wakes it.)
+    /// A parked thread is compacted only if it lends nothing — if no other
+    /// OS thread (nor anything else but the thread itself) may read or write
+    /// its stack until it runs again. fibra keeps that for what it lends
+    /// itself: a thread inside [`block_on`](crate::block_on) (or
+    /// `fibra::tokio::block_on`) is never compacted, in `block_on`'s own parks
+    /// or in any wait made inside the future's poll, since the future pinned
+    /// on its stack may be registered with whatever wakes it; what other green
+    /// threads, Ractors and fibra's runtime can reach is `'static`. The
+    /// program must keep it for what fibra cannot see: while a green thread of
+    /// this runtime is parked in a wait of fibra's outside `block_on` (IO,
+    /// timers, locks, channels, joins, Ractor ports, `blocking`, [`park`]),
+    /// nothing may lend memory of its stack to another thread — no
+    /// `std::thread::scope` (nor rayon's or crossbeam's scopes, `rayon::join`)
+    /// entered in the green thread and waited in; no future pinned on its
+    /// stack and polled by an executor of the program's own that parks the
+    /// thread with [`park`] (pass futures to `block_on`); no raw pointer to a
+    /// local given to another thread or a C library. Compacting such a thread
+    /// would race with the other thread's accesses (undefined behaviour).
+    /// Enable compaction only in programs whose green threads do none of
+    /// these.
     ///
     /// ```
     /// use std::time::Duration;

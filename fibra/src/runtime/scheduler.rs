@@ -215,6 +215,31 @@ impl Drop for Installed {
     }
 }
 
+/// A frame of a green thread's stack that lends memory there (see
+/// `Scheduler::lend`); the thread may be compacted again once every one is
+/// dropped. It names its thread, so it ends the right one's loan wherever it
+/// is dropped; it does not keep the runtime alive (a thread abandoned in
+/// `block_on` leaks it with its stack).
+pub(crate) struct Lending {
+    scheduler: std::rc::Weak<Scheduler>,
+    task: TaskId,
+}
+
+impl Drop for Lending {
+    fn drop(&mut self) {
+        let Some(scheduler) = self.scheduler.upgrade() else {
+            return;
+        };
+        let mut tasks = scheduler.tasks.borrow_mut();
+        if let Some(entry) = tasks
+            .get_mut(self.task.index)
+            .filter(|t| t.serial == self.task.serial)
+        {
+            entry.lending -= 1;
+        }
+    }
+}
+
 pub(crate) struct Scheduler {
     id: RuntimeId,
     tasks: RefCell<Slab<Task>>,
@@ -246,11 +271,9 @@ pub(crate) struct Scheduler {
     /// never (see `Builder::compact_parked_after`).
     compact_after: Option<Duration>,
     /// The parks to compact once they are old enough, oldest first: each
-    /// thread and when it parked.
-    cold: RefCell<VecDeque<(TaskId, Instant)>>,
-    /// When each thread in `cold` last parked: an entry of `cold` older than
-    /// that is for a park the thread has been woken from since, and skipped.
-    last_park: RefCell<HashMap<TaskId, Instant>>,
+    /// thread, when it parked, and which of its parks that was (`Task::parks`:
+    /// an entry for a park the thread has been woken from since is skipped).
+    cold: RefCell<VecDeque<(TaskId, Instant, u32)>>,
     /// When a green thread began a spin for a wake that ran its full time,
     /// if one did since the loop last looked: the loop's own spin before it
     /// sleeps counts from there (see `SPIN_BEFORE_SLEEP`). (A thread whose
@@ -287,7 +310,6 @@ impl Scheduler {
             ractors: Cell::new(None),
             compact_after,
             cold: RefCell::new(VecDeque::new()),
-            last_park: RefCell::new(HashMap::new()),
             spun_since: Cell::new(None),
             deadlines: RefCell::new(Deadlines::default()),
             owed: RefCell::new(HashSet::new()),
@@ -322,6 +344,8 @@ impl Scheduler {
             state: State::Runnable,
             notified: false,
             cancel: Cancel::No,
+            parks: 0,
+            lending: 0,
         });
         let id = TaskId { index, serial };
         self.queue.borrow_mut().push_back(id);
@@ -469,14 +493,22 @@ impl Scheduler {
             entry.state = state;
             if state == State::Runnable {
                 self.queue.borrow_mut().push_back(task);
-            } else if self.compact_after.is_some() && wait != WaitReason::BlockOn {
-                // A future under `block_on` may have lent its own memory, on
-                // this stack, to whatever wakes it (an intrusive waiter list,
-                // as tokio's `Notify` keeps): such a park is never compacted.
-                self.queue_cold(task, since);
+            } else if self.compact_after.is_some() {
+                entry.parks = entry.parks.wrapping_add(1);
+                // A thread that lends part of its stack (see `lend`) is
+                // never compacted: its park is not even queued.
+                if entry.lending == 0 {
+                    self.queue_cold(task, since, entry.parks);
+                }
             }
             entry.code.fiber().clone()
         };
+        // tokio's current runtime, entered for a poll under
+        // `fibra::tokio::block_on`, is the running thread's alone: off the
+        // OS thread while the others run, back when this one runs again (or
+        // unwinds).
+        #[cfg(feature = "tokio")]
+        let _tokio = crate::tokio::leave();
         if fiber.suspend(()).is_err() {
             self.tasks.borrow_mut()[task.index].state = State::Running;
             panic!(
@@ -773,29 +805,23 @@ impl Scheduler {
         // Declared after `tasks`, so dropped (and flushed) before it: no
         // compacted thread can be restored before its pages are given back.
         let mut given_back = GiveBack::default();
-        while let Some(&(task, since)) = cold.front() {
+        while let Some(&(task, since, park)) = cold.front() {
             if now.saturating_duration_since(since) < after {
                 break;
             }
             cold.pop_front();
-            let Some(entry) = tasks
-                .get_mut(task.index)
-                .filter(|t| t.serial == task.serial && t.state == State::Parked)
-            else {
-                let mut last_park = self.last_park.borrow_mut();
-                if last_park.get(&task) == Some(&since) {
-                    last_park.remove(&task);
-                }
+            // Still in the park that queued the entry, and lending nothing
+            // now: checked here, at the time of compaction, whatever was so
+            // when the entry was queued.
+            let Some(entry) = tasks.get_mut(task.index).filter(|t| {
+                t.serial == task.serial
+                    && t.state == State::Parked
+                    && t.parks == park
+                    && t.lending == 0
+                    && t.compacted.is_none()
+            }) else {
                 continue;
             };
-            let mut last_park = self.last_park.borrow_mut();
-            if last_park.get(&task) != Some(&since) {
-                continue;
-            }
-            last_park.remove(&task);
-            if entry.compacted.is_some() {
-                continue;
-            }
             if let Code::Started(fiber) = &entry.code {
                 // The thread is parked, so its fiber is suspended (in
                 // `suspend_running`, on its own stack: a park from a fiber it
@@ -807,7 +833,9 @@ impl Scheduler {
                 // what the `unsafe` of `Builder::compact_parked_after`
                 // promised for user code, and fibra's own wait records are on
                 // the heap (the runtime's `# Compaction` docs give the audit);
-                // `block_on`'s parks are never queued here.
+                // what fibra itself lends from a stack (a future that
+                // `block_on` pinned there) keeps `lending` above zero for as
+                // long as it is lent, checked just above.
                 // SAFETY: so the fiber is suspended and kept off, as above.
                 entry.compacted = unsafe { fiber.compact() };
                 if let Some(compacted) = &entry.compacted {
@@ -820,18 +848,39 @@ impl Scheduler {
         }
     }
 
-    /// Queues the park of `task`, made at `since`, to be compacted once it is
-    /// old enough.
-    fn queue_cold(&self, task: TaskId, since: Instant) {
-        self.cold.borrow_mut().push_back((task, since));
-        self.last_park.borrow_mut().insert(task, since);
+    /// Queues the park of `task` made at `since`, its park number `park`
+    /// (`Task::parks`), to be compacted once it is old enough. The park
+    /// number, not the time (two parks may read the same `clock`), tells this
+    /// park from the thread's later ones. (It wraps after 2^32 parks: a stale
+    /// entry that then matched would only compact a later park early, as
+    /// every check of `compact_cold` but the age still holds.)
+    fn queue_cold(&self, task: TaskId, since: Instant, park: u32) {
+        self.cold.borrow_mut().push_back((task, since, park));
+    }
+
+    /// Marks the running green thread as lending memory of its stack to
+    /// something that may read or write it while the thread is parked (a
+    /// future pinned there by `block_on`, which its waker's source may touch
+    /// from another OS thread), until the guard is dropped: meanwhile none of
+    /// its parks is compacted. Frames nest; each counts.
+    ///
+    /// # Panics
+    ///
+    /// If called from the runtime's own loop rather than a green thread.
+    pub(crate) fn lend(self: &Rc<Self>) -> Lending {
+        let task = self.running();
+        self.tasks.borrow_mut()[task.index].lending += 1;
+        Lending {
+            scheduler: Rc::downgrade(self),
+            task,
+        }
     }
 
     /// The poller's timeout `next` (the next timer's), shortened to when the
     /// oldest park waiting to be compacted is due, so that an idle runtime
     /// compacts its parked threads on time.
     fn until_next_compaction(&self, now: Instant, next: Option<Duration>) -> Option<Duration> {
-        let (Some(after), Some(&(_, since))) = (self.compact_after, self.cold.borrow().front())
+        let (Some(after), Some(&(_, since, _))) = (self.compact_after, self.cold.borrow().front())
         else {
             return next;
         };
@@ -1061,7 +1110,8 @@ impl Scheduler {
     /// trace its own stack (see `stack_trace`).
     pub(super) fn section(&self) -> Section {
         // A compacted thread is put back to be traced, and queued to be
-        // compacted again at the next sweep.
+        // compacted again at the next sweep, as the same park.
+        let since = self.clock.get();
         let restored: HashMap<TaskId, usize> = self
             .tasks
             .borrow_mut()
@@ -1072,11 +1122,10 @@ impl Scheduler {
                     index,
                     serial: task.serial,
                 };
+                self.queue_cold(id, since, task.parks);
                 Some((id, bytes))
             })
             .collect();
-        let since = self.clock.get();
-        restored.keys().for_each(|&id| self.queue_cold(id, since));
         let compacted = |id: TaskId| restored.get(&id).copied();
         let running = self.running.get();
         let threads: Vec<_> = self

@@ -103,6 +103,14 @@ pub(super) struct Task {
     pub(super) notified: bool,
     /// Whether the thread was cancelled, and whether it has been told.
     pub(super) cancel: Cancel,
+    /// Counts the thread's parks while its runtime compacts: names the park
+    /// a compaction-queue entry was made for (see `Scheduler::queue_cold`).
+    pub(super) parks: u32,
+    /// How many frames on the thread's stack lend memory there to something
+    /// that may touch it while the thread is parked (see
+    /// `Scheduler::lend`): while it is not zero, the thread is never
+    /// compacted.
+    pub(super) lending: u32,
 }
 
 /// A green thread's cancellation. It is delivered once: the [`Cancelled`]
