@@ -196,6 +196,31 @@ fn closed_ports_and_finished_ractors_return_errors_at_once() {
     assert!(matches!(other.join(), Err(RemoteError::AlreadyJoined)));
 }
 
+/// Ruby's test_ractor: after `close_outgoing`, `take` raises ClosedError even
+/// if the Ractor was offering a value, and the value goes back to the Ractor.
+#[test]
+fn a_take_after_close_outgoing_fails_even_while_a_value_is_offered() {
+    for round in 0..20 {
+        let offering = Arc::new(AtomicBool::new(false));
+        let r = Ractor::new({
+            let offering = offering.clone();
+            move |ctx: &Context<(), u32>| {
+                offering.store(true, Ordering::SeqCst);
+                ctx.yield_value(round)
+            }
+        });
+        // Most rounds close while the value is on offer, some just before:
+        // the outcome is the same either way.
+        while !offering.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(Duration::from_millis(1));
+        assert!(r.close_outgoing());
+        assert_eq!(r.take(), Err(TakeError::Closed), "round {round}");
+        assert_eq!(r.join().unwrap(), Err(Closed(round)), "round {round}");
+    }
+}
+
 #[test]
 fn a_panic_reaches_the_joiner_and_the_taker() {
     let r = Ractor::new(|ctx: &Context<(), u8>| {

@@ -5,7 +5,7 @@
 //! thread ever blocks.
 
 use super::error::{RemoteError, TakeError};
-use super::outbox::Outbox;
+use super::outbox::Taker;
 use super::waiters::Registration;
 use super::{Outcome, Ractor};
 use std::fmt;
@@ -86,27 +86,16 @@ impl<In, Out, R> IntoFuture for Ractor<In, Out, R> {
 /// Ractor's offer in place for the next taker. `Send` when `Out` is.
 #[must_use = "futures do nothing unless awaited or polled"]
 pub struct Take<'a, Out> {
-    outbox: &'a Outbox<Out>,
-    registration: Option<Registration>,
+    taker: Taker<'a, Out>,
 }
 
 impl<Out> Future for Take<'_, Out> {
     type Output = Result<Out, TakeError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        let registration = &mut this.registration;
-        let outcome = this
-            .outbox
-            .try_take(|takers| takers.register(registration, cx.waker()));
-        ready(outcome, registration)
-    }
-}
-
-impl<Out> Drop for Take<'_, Out> {
-    fn drop(&mut self) {
-        if let Some(registration) = self.registration {
-            self.outbox.forget_taker(registration);
+        match self.get_mut().taker.poll_take(cx.waker()) {
+            Some(outcome) => Poll::Ready(outcome),
+            None => Poll::Pending,
         }
     }
 }
@@ -157,8 +146,7 @@ impl<In, Out, R> Ractor<In, Out, R> {
     /// ```
     pub fn take_async(&self) -> Take<'_, Out> {
         Take {
-            outbox: &self.ports.outgoing,
-            registration: None,
+            taker: Taker::new(&self.ports.outgoing),
         }
     }
 }
