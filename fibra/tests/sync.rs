@@ -606,6 +606,44 @@ fn dropping_messages_may_use_the_channel() {
     drop(rx);
 }
 
+#[test]
+fn messages_whose_destructors_panic_are_all_dropped_without_an_abort() {
+    // Two of the buffered messages panic when dropped with the last
+    // receiver: a `VecDeque` would abort the process at the second panic.
+    struct Bomb {
+        panics: bool,
+        _counted: DropCounter,
+    }
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            if self.panics {
+                panic!("bomb");
+            }
+        }
+    }
+    let dropped = Rc::new(Cell::new(0));
+    let (tx, rx) = channel::unbounded();
+    for n in 0..5 {
+        tx.send(Bomb {
+            panics: n % 2 == 1,
+            _counted: DropCounter(dropped.clone()),
+        })
+        .unwrap();
+    }
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(rx)));
+    let payload = outcome.expect_err("the first panic goes on");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"bomb"));
+    assert_eq!(dropped.get(), 5, "every message was dropped");
+    // The channel still works for its sender.
+    assert!(matches!(
+        tx.send(Bomb {
+            panics: false,
+            _counted: DropCounter(dropped.clone())
+        }),
+        Err(SendError(_))
+    ));
+}
+
 // ------------------------------------------------------- cancelled waiters
 
 #[test]
