@@ -400,3 +400,33 @@ fn a_pool_whose_runtime_cannot_start_says_why() {
     );
     assert!(message.contains("stack"), "{message}");
 }
+
+/// A dump takes references to each Ractor's ports to read them, and drops
+/// them on a green thread of the Ractor's worker (never inside its answer,
+/// where a message's panicking destructor would end the worker): that
+/// thread runs at once, even on an idle worker, so a message still queued
+/// when the last handle goes is dropped then, not at the worker's next event.
+#[test]
+fn a_dump_keeps_no_ractors_messages_alive() {
+    let pool = Pool::new(1);
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let r = pool.spawn(|ctx: &Context<Dropped>| {
+        let _ = ctx.receive();
+    });
+    r.send(Dropped(dropped.clone())).unwrap();
+    r.send(Dropped(dropped.clone())).unwrap(); // never received
+    while !r.is_finished() {
+        std::thread::yield_now();
+    }
+    assert_eq!(dropped.load(Ordering::SeqCst), 1);
+    let dump = fibra::runtime::dump().to_string();
+    assert!(dump.contains("mailbox 1 message"), "{dump}");
+    drop(r);
+    // A bounded wait for the outcome (the worker is idle: nothing else
+    // would wake it), not a measured time.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while dropped.load(Ordering::SeqCst) < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(dropped.load(Ordering::SeqCst), 2, "the queued message");
+}
