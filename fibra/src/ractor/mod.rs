@@ -293,7 +293,7 @@ use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use waiters::Waiters;
+use waiters::{Place, Registration, Waiters, Watched};
 
 /// A Ractor: a handle on an actor running on a worker of a [`Pool`].
 ///
@@ -627,12 +627,11 @@ impl<R> Outcome<R> {
     }
 
     fn wait(&self) -> Result<R, RemoteError> {
-        // One entry however often the thread wakes before the end.
-        let mut registration = None;
+        let mut joiner = Place::new(self);
         loop {
-            if let Some(outcome) =
-                self.try_join(|joiners| joiners.register_current(&mut registration))
-            {
+            if let Some(outcome) = joiner.look(|outcome, registration| {
+                outcome.try_join(|joiners| joiners.register_current(registration))
+            }) {
                 return outcome;
             }
             waiter::wait(WaitReason::RactorJoin);
@@ -654,6 +653,12 @@ impl<R> Outcome<R> {
         }
         register(&mut state.joiners);
         None
+    }
+}
+
+impl<R> Watched for Outcome<R> {
+    fn forget(&self, registration: Registration) {
+        self.lock().joiners.remove(registration);
     }
 }
 
@@ -749,6 +754,37 @@ mod tests {
         }
         busy.close_outgoing();
         quiet.close_incoming();
+    }
+
+    /// How many joiners wait for `ractor`'s end.
+    fn joiners<In, Out, R>(ractor: &Ractor<In, Out, R>) -> usize {
+        ractor.outcome.lock().joiners.len()
+    }
+
+    #[test]
+    fn a_join_that_unwinds_leaves_no_joiner_behind() {
+        let quiet = quiet_one();
+        let left = crate::run({
+            let quiet = quiet.clone();
+            move || {
+                let joins: Vec<_> = (0..3)
+                    .map(|_| {
+                        let quiet = quiet.clone();
+                        crate::spawn(move || quiet.join())
+                    })
+                    .collect();
+                crate::runtime::yield_now(); // they all wait now
+                assert_eq!(joiners(&quiet), 3);
+                for join in joins {
+                    join.cancel();
+                    assert!(join.join().is_err(), "the join was cancelled");
+                }
+                joiners(&quiet)
+            }
+        });
+        assert_eq!(left, 0, "each cancelled join removed its entry");
+        quiet.close_incoming();
+        assert!(quiet.join().is_ok());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! anywhere; each value goes to exactly one of them.
 
 use super::error::{Closed, TakeError};
-use super::waiters::{Registration, Waiters};
+use super::waiters::{Place, Registration, Waiters, Watched};
 use crate::runtime::WaitReason;
 use crate::runtime::waiter::{self, Waiter};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -132,56 +132,35 @@ impl<T> Outbox<T> {
     }
 }
 
-/// One thread's or future's place among an outbox's takers, from its first
-/// look until it stops waiting: however many times it looks (a spurious wake,
-/// a future polled again) it holds at most one entry, and dropped — it has
-/// taken a value, or given up, or unwinds — it removes the entry that the
-/// next offer has not taken yet, so a Ractor that offers nothing for a long
-/// time keeps no entry of a taker that went away.
-pub(super) struct Taker<'a, T> {
-    outbox: &'a Outbox<T>,
-    registration: Option<Registration>,
+impl<T> Watched for Outbox<T> {
+    fn forget(&self, registration: Registration) {
+        self.lock().takers.remove(registration);
+    }
 }
+
+/// A thread's or future's place among an outbox's takers (see [`Place`]).
+pub(super) struct Taker<'a, T>(Place<&'a Outbox<T>>);
 
 impl<'a, T> Taker<'a, T> {
     pub(super) fn new(outbox: &'a Outbox<T>) -> Taker<'a, T> {
-        Taker {
-            outbox,
-            registration: None,
-        }
+        Taker(Place::new(outbox))
     }
 
     /// Takes the offered value, or registers the calling thread (green or
     /// not) to be woken at the next offer or close.
     pub(super) fn try_take(&mut self) -> Option<Result<T, TakeError>> {
-        self.try_take_with(Waiters::register_current)
+        self.0
+            .look(|outbox, registration| outbox.try_take(registration, Waiters::register_current))
     }
 
     /// Takes the offered value, or registers `waker`'s task to be woken at
     /// the next offer or close.
     pub(super) fn poll_take(&mut self, waker: &Waker) -> Option<Result<T, TakeError>> {
-        self.try_take_with(|takers, registration| takers.register(registration, waker))
-    }
-
-    fn try_take_with(
-        &mut self,
-        register: impl FnOnce(&mut Waiters, &mut Option<Registration>),
-    ) -> Option<Result<T, TakeError>> {
-        let outcome = self.outbox.try_take(&mut self.registration, register);
-        if outcome.is_some() {
-            // The offer or close that made an outcome possible took the
-            // entries registered before it, ours among them: none is left.
-            self.registration = None;
-        }
-        outcome
-    }
-}
-
-impl<T> Drop for Taker<'_, T> {
-    fn drop(&mut self) {
-        if let Some(registration) = self.registration {
-            self.outbox.lock().takers.remove(registration);
-        }
+        self.0.look(|outbox, registration| {
+            outbox.try_take(registration, |takers, registration| {
+                takers.register(registration, waker)
+            })
+        })
     }
 }
 

@@ -4,14 +4,16 @@
 //! A waiter may look many times before the event (a thread woken
 //! spuriously, a future polled again) and may stop waiting without it (a
 //! `select` that took from another Ractor, a future dropped at its executor's
-//! will, a thread that unwinds), so it keeps a [`Registration`]: looking
-//! again, it keeps or updates its entry in place; leaving, it removes it. A
+//! will, a thread that unwinds), so it keeps a [`Place`], which holds its
+//! [`Registration`]: looking again, it keeps or updates its entry in place;
+//! leaving, it removes it. A
 //! future in a `select!` loop, polled or remade a thousand times before the
 //! event, then holds one entry, not a thousand; a `select` over a Ractor that
 //! offers nothing leaves no entry behind; each look or removal costs O(1).
 
 use crate::runtime::waiter::Waiter;
 use slab::Slab;
+use std::ops::Deref;
 use std::task::Waker;
 
 #[derive(Default)]
@@ -27,6 +29,62 @@ pub(super) struct Waiters {
 pub(super) struct Registration {
     key: usize,
     round: u64,
+}
+
+/// What keeps [`Waiters`] behind its lock: an outbox (its takers), an outcome
+/// (its joiners).
+pub(super) trait Watched {
+    /// Removes the entry of a waiter that stops waiting, if the event has not
+    /// taken it already.
+    fn forget(&self, registration: Registration);
+}
+
+/// A waiter's place among the [`Waiters`] of what `P` points to, from its
+/// first look until it stops waiting: however many times it looks (a thread
+/// woken spuriously, a future polled again) it holds at most one entry, and
+/// dropped — it has its outcome, or gave up, or unwinds — it removes the
+/// entry that the event has not taken yet. So a Ractor that offers nothing,
+/// or never ends, keeps no entry of a waiter that went away.
+pub(super) struct Place<P: Deref<Target: Watched>> {
+    watched: P,
+    registration: Option<Registration>,
+}
+
+impl<P: Deref<Target: Watched>> Place<P> {
+    pub(super) fn new(watched: P) -> Place<P> {
+        Place {
+            watched,
+            registration: None,
+        }
+    }
+
+    pub(super) fn watched(&self) -> &P::Target {
+        &self.watched
+    }
+
+    /// Looks for the outcome with `look`, which registers the waiter with the
+    /// registration it is given (kept from the last look, or made) when there
+    /// is none yet.
+    pub(super) fn look<T>(
+        &mut self,
+        look: impl FnOnce(&P::Target, &mut Option<Registration>) -> Option<T>,
+    ) -> Option<T> {
+        let outcome = look(&self.watched, &mut self.registration);
+        if outcome.is_some() {
+            // The event that made an outcome possible took the entries
+            // registered before it, this one among them: none is left.
+            self.registration = None;
+        }
+        outcome
+    }
+}
+
+impl<P: Deref<Target: Watched>> Drop for Place<P> {
+    fn drop(&mut self) {
+        if let Some(registration) = self.registration {
+            self.watched.forget(registration);
+        }
+    }
 }
 
 /// Waiters taken out to be woken, once the lock that guarded them is released.
