@@ -70,15 +70,11 @@ impl<T> Outbox<T> {
 
     /// Takes the offered value if there is one: `None` if nothing is offered and
     /// the port is open, after `register` has registered the caller to be
-    /// woken at the next offer (or close), recording its entry in
-    /// `registration`. Taking is all or nothing, under the lock: a caller that
-    /// gives up after `None` has taken nothing. A closed port gives its error
-    /// even while a value is on offer: that value goes back to the yielder.
-    fn try_take(
-        &self,
-        registration: &mut Option<Registration>,
-        register: impl FnOnce(&mut Waiters, &mut Option<Registration>),
-    ) -> Option<Result<T, TakeError>> {
+    /// woken at the next offer (or close). Taking is all or nothing, under the
+    /// lock: a caller that gives up after `None` has taken nothing. A closed
+    /// port gives its error even while a value is on offer: that value goes
+    /// back to the yielder.
+    fn try_take(&self, register: impl FnOnce(&mut Waiters)) -> Option<Result<T, TakeError>> {
         let (value, yielder) = {
             let mut state = self.lock();
             if let Some(err) = &state.closed {
@@ -87,7 +83,7 @@ impl<T> Outbox<T> {
             match state.offered.take() {
                 Some(value) => (value, state.yielder.take()),
                 None => {
-                    register(&mut state.takers, registration);
+                    register(&mut state.takers);
                     return None;
                 }
             }
@@ -149,17 +145,16 @@ impl<'a, T> Taker<'a, T> {
     /// Takes the offered value, or registers the calling thread (green or
     /// not) to be woken at the next offer or close.
     pub(super) fn try_take(&mut self) -> Option<Result<T, TakeError>> {
-        self.0
-            .look(|outbox, registration| outbox.try_take(registration, Waiters::register_current))
+        self.0.look(|outbox, registration| {
+            outbox.try_take(|takers| takers.register_current(registration))
+        })
     }
 
     /// Takes the offered value, or registers `waker`'s task to be woken at
     /// the next offer or close.
     pub(super) fn poll_take(&mut self, waker: &Waker) -> Option<Result<T, TakeError>> {
         self.0.look(|outbox, registration| {
-            outbox.try_take(registration, |takers, registration| {
-                takers.register(registration, waker)
-            })
+            outbox.try_take(|takers| takers.register(registration, waker))
         })
     }
 }
