@@ -790,15 +790,11 @@ impl<T> Mailbox<T> {
 
 impl<T> Drop for Mailbox<T> {
     fn drop(&mut self) {
-        /// Frees the blocks when dropped, so that it still does when a
-        /// message's destructor panics below (and drops what is left, if
-        /// anything is).
+        /// Frees the blocks when dropped, once every message is: also when
+        /// the first panic of a message's destructor goes on below.
         struct Rest<'a, T>(&'a Mailbox<T>);
         impl<T> Drop for Rest<'_, T> {
             fn drop(&mut self) {
-                // SAFETY: the mailbox is being dropped (`&mut self` above):
-                // nobody else can reach it, so this is its only consumer.
-                while unsafe { self.0.pop() }.is_some() {}
                 // No send is in flight, so every claimed slot is written and
                 // taken now, and the receiver's block is the tail's, the
                 // last (a block is linked only when a slot of it is claimed).
@@ -814,9 +810,10 @@ impl<T> Drop for Mailbox<T> {
             }
         }
         let rest = Rest(self);
-        // The messages never received, every one of them even if some
-        // destructors panic; `rest` frees the blocks.
-        // SAFETY: as in `Rest::drop`.
+        // Every message never received, even if some destructors panic;
+        // `rest` then frees the blocks.
+        // SAFETY: the mailbox is being dropped (`&mut self` above): nobody
+        // else can reach it, so this is its only consumer.
         drop_all(std::iter::from_fn(|| unsafe { rest.0.pop() }));
     }
 }
