@@ -196,6 +196,31 @@ fn closed_ports_and_finished_ractors_return_errors_at_once() {
     assert!(matches!(other.join(), Err(RemoteError::AlreadyJoined)));
 }
 
+/// Ruby's test_ractor: after `close_outgoing`, `take` raises ClosedError even
+/// if the Ractor was offering a value, and the value goes back to the Ractor.
+#[test]
+fn a_take_after_close_outgoing_fails_even_while_a_value_is_offered() {
+    for round in 0..20 {
+        let offering = Arc::new(AtomicBool::new(false));
+        let r = Ractor::new({
+            let offering = offering.clone();
+            move |ctx: &Context<(), u32>| {
+                offering.store(true, Ordering::SeqCst);
+                ctx.yield_value(round)
+            }
+        });
+        // Most rounds close while the value is on offer, some just before:
+        // the outcome is the same either way.
+        while !offering.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(Duration::from_millis(1));
+        assert!(r.close_outgoing());
+        assert_eq!(r.take(), Err(TakeError::Closed), "round {round}");
+        assert_eq!(r.join().unwrap(), Err(Closed(round)), "round {round}");
+    }
+}
+
 #[test]
 fn a_panic_reaches_the_joiner_and_the_taker() {
     let r = Ractor::new(|ctx: &Context<(), u8>| {
@@ -374,4 +399,34 @@ fn a_pool_whose_runtime_cannot_start_says_why() {
         "{message}"
     );
     assert!(message.contains("stack"), "{message}");
+}
+
+/// A dump takes references to each Ractor's ports to read them, and drops
+/// them on a green thread of the Ractor's worker (never inside its answer,
+/// where a message's panicking destructor would end the worker): that
+/// thread runs at once, even on an idle worker, so a message still queued
+/// when the last handle goes is dropped then, not at the worker's next event.
+#[test]
+fn a_dump_keeps_no_ractors_messages_alive() {
+    let pool = Pool::new(1);
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let r = pool.spawn(|ctx: &Context<Dropped>| {
+        let _ = ctx.receive();
+    });
+    r.send(Dropped(dropped.clone())).unwrap();
+    r.send(Dropped(dropped.clone())).unwrap(); // never received
+    while !r.is_finished() {
+        std::thread::yield_now();
+    }
+    assert_eq!(dropped.load(Ordering::SeqCst), 1);
+    let dump = fibra::runtime::dump().to_string();
+    assert!(dump.contains("mailbox 1 message"), "{dump}");
+    drop(r);
+    // A bounded wait for the outcome (the worker is idle: nothing else
+    // would wake it), not a measured time.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while dropped.load(Ordering::SeqCst) < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(dropped.load(Ordering::SeqCst), 2, "the queued message");
 }

@@ -606,6 +606,44 @@ fn dropping_messages_may_use_the_channel() {
     drop(rx);
 }
 
+#[test]
+fn messages_whose_destructors_panic_are_all_dropped_without_an_abort() {
+    // Two of the buffered messages panic when dropped with the last
+    // receiver: a `VecDeque` would abort the process at the second panic.
+    struct Bomb {
+        panics: bool,
+        _counted: DropCounter,
+    }
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            if self.panics {
+                panic!("bomb");
+            }
+        }
+    }
+    let dropped = Rc::new(Cell::new(0));
+    let (tx, rx) = channel::unbounded();
+    for n in 0..5 {
+        tx.send(Bomb {
+            panics: n % 2 == 1,
+            _counted: DropCounter(dropped.clone()),
+        })
+        .unwrap();
+    }
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(rx)));
+    let payload = outcome.expect_err("the first panic goes on");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"bomb"));
+    assert_eq!(dropped.get(), 5, "every message was dropped");
+    // The channel still works for its sender.
+    assert!(matches!(
+        tx.send(Bomb {
+            panics: false,
+            _counted: DropCounter(dropped.clone())
+        }),
+        Err(SendError(_))
+    ));
+}
+
 // ------------------------------------------------------- cancelled waiters
 
 #[test]
@@ -846,6 +884,84 @@ fn select_does_not_starve_a_ready_channel() {
         }
         // Both are always ready; a fixed preference would starve one.
         assert!(counts[0] > 0 && counts[1] > 0, "{counts:?}");
+    });
+}
+
+/// Go's TestSelectFairness: a select over two channels that are never ready,
+/// then two that always are, picks each ready one about half the time. (Go
+/// allows 2.2 % off over 10,000 trials; the bound here is ten standard
+/// deviations, 500, which a fair choice misses about once in 10^23 runs,
+/// while a choice that favours the operation after the not-ready ones gives
+/// 7,500 / 2,500.)
+#[test]
+fn select_picks_each_ready_operation_with_equal_chance() {
+    const TRIALS: usize = 10_000;
+    fibra::run(|| {
+        let (_never_tx1, never1) = channel::rendezvous::<u8>();
+        let (_never_tx2, never2) = channel::rendezvous::<u8>();
+        let (tx1, rx1) = channel::unbounded();
+        let (tx2, rx2) = channel::unbounded();
+        for _ in 0..TRIALS {
+            tx1.send(1u8).unwrap();
+            tx2.send(2u8).unwrap();
+        }
+        let mut counts = [0usize; 2];
+        for _ in 0..TRIALS {
+            let mut sel = Select::new();
+            sel.recv(&never1);
+            sel.recv(&never2);
+            let one = sel.recv(&rx1);
+            let two = sel.recv(&rx2);
+            let op = sel.wait();
+            match op.index() {
+                i if i == one => counts[usize::from(op.recv(&rx1).unwrap()) - 1] += 1,
+                i if i == two => counts[usize::from(op.recv(&rx2).unwrap()) - 1] += 1,
+                i => panic!("operation {i} was never ready"),
+            }
+        }
+        for count in counts {
+            assert!(count.abs_diff(TRIALS / 2) <= 500, "{counts:?}");
+        }
+    });
+}
+
+/// crossbeam's `fairness_duplicates` and Go's TestPseudoRandomSend: five sends
+/// on one rendezvous channel in one select that waits; the receiver that
+/// comes then completes each of them about a fifth of the time, not always
+/// the first queued. (Bound: ten standard deviations, 400 of 2,000.)
+#[test]
+fn a_waiting_select_completes_duplicate_operations_with_equal_chance() {
+    const TRIALS: usize = 10_000;
+    const SENDS: usize = 5;
+    fibra::run(|| {
+        let (tx, rx) = channel::rendezvous();
+        let (go_tx, go_rx) = channel::unbounded::<()>();
+        let receiver = spawn(move || {
+            let mut got = [0usize; SENDS];
+            while go_rx.recv().is_ok() {
+                got[rx.recv().unwrap()] += 1;
+            }
+            got
+        });
+        let mut hits = [0usize; SENDS];
+        for _ in 0..TRIALS {
+            // The receiver runs only once this select has parked: the
+            // select waits, and the receiver completes one of its sends.
+            go_tx.send(()).unwrap();
+            let mut sel = Select::new();
+            for n in 0..SENDS {
+                assert_eq!(sel.send(&tx, n), n);
+            }
+            let op = sel.wait();
+            let index = op.index();
+            op.send(&tx).unwrap();
+            hits[index] += 1;
+        }
+        drop(go_tx);
+        assert_eq!(receiver.join().unwrap(), hits, "each send sent its own");
+        for hit in hits {
+            assert!(hit.abs_diff(TRIALS / SENDS) <= 400, "{hits:?}");
+        }
     });
 }
 

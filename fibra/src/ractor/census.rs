@@ -20,6 +20,7 @@
 //! entries.
 
 use crate::runtime::{self, DescribeRactors, RawRactor};
+use crate::sync::drop_all::drop_all;
 use std::cell::RefCell;
 use std::sync::{Arc, Weak};
 
@@ -64,8 +65,11 @@ impl Entry {
     /// its body's green thread, `None` while the body waits in the worker's
     /// inbox.
     ///
-    /// What it finds to be the last references to the Ractor's ports and
-    /// outcome go into `last`, to be dropped elsewhere.
+    /// The references it takes to the Ractor's ports and outcome go into
+    /// `last`, to be dropped elsewhere: another thread may drop the Ractor's
+    /// last handle at any moment, even after a look at the counts, and leave
+    /// them the last — whose drop runs the user's destructors (queued
+    /// messages, the value), which must not run, nor panic, inside a dump.
     ///
     /// # Safety
     ///
@@ -80,30 +84,27 @@ impl Entry {
         last: &mut Vec<Kept>,
     ) -> Option<RawRactor> {
         let outcome = self.outcome.upgrade()?;
-        let finished = match outcome.progress() {
-            Stage::Running => false,
-            Stage::Finished => true,
-            Stage::Joined => return None,
-        };
+        let stage = outcome.progress();
+        if stage == Stage::Joined {
+            last.push((outcome, None));
+            return None;
+        }
         let ports = self.ports.upgrade();
         // SAFETY: the caller's.
         let queued = ports.as_ref().map_or(0, |ports| unsafe { ports.queued() });
-        // The handles were dropped meanwhile: these are the last references.
-        if Arc::strong_count(&outcome) == 1 {
-            last.push((outcome, ports));
-        }
+        last.push((outcome, ports));
         Some(RawRactor {
             id: self.id,
             worker,
             thread,
             queued,
-            finished,
+            finished: stage == Stage::Finished,
         })
     }
 }
 
-/// References to a Ractor's outcome and ports that a dump found to be the
-/// last.
+/// References to a Ractor's outcome and ports that a dump took, any of which
+/// may be the last.
 type Kept = (Arc<dyn Progress>, Option<Arc<dyn Queue>>);
 
 thread_local! {
@@ -147,8 +148,11 @@ pub(super) fn list(ractor: Entry, thread: u64) {
 /// `pending` (placed, waiting in the worker's inbox), then those listed.
 ///
 /// A Ractor whose last handle went while the dump looked at it would end
-/// here, in the runtime's loop; its ports and outcome are dropped on a green
-/// thread instead, as they would be by any other code of the worker.
+/// here, in the runtime's loop, where a panicking destructor would end the
+/// worker and leave the dump's asker waiting; so the references the dump took
+/// are dropped on a green thread instead, as they would be by any other code
+/// of the worker (a panic there is that thread's, printed as any other, and
+/// the others are still dropped).
 ///
 /// # Safety
 ///
@@ -172,7 +176,7 @@ pub(super) unsafe fn describe<'a>(
             .collect()
     });
     if !last.is_empty() {
-        drop(runtime::spawn(move || drop(last)));
+        drop(runtime::spawn(move || drop_all(last)));
     }
     ractors
 }
@@ -180,4 +184,79 @@ pub(super) unsafe fn describe<'a>(
 /// Makes this worker's runtime describe its Ractors in dumps, with `describe`.
 pub(super) fn serve(describe: DescribeRactors) {
     runtime::describe_ractors_with(describe);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts the drops of the fakes below in a test.
+    type Drops = Arc<AtomicUsize>;
+
+    struct FakeOutcome(Drops);
+
+    impl Progress for FakeOutcome {
+        fn progress(&self) -> Stage {
+            Stage::Finished
+        }
+    }
+
+    impl Drop for FakeOutcome {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Ports whose only handle is dropped "by another thread" while the dump
+    /// reads the queue's depth.
+    struct FakePorts {
+        drops: Drops,
+        handle: Mutex<Option<Arc<FakePorts>>>,
+    }
+
+    impl Queue for FakePorts {
+        unsafe fn queued(&self) -> usize {
+            drop(self.handle.lock().unwrap().take());
+            0
+        }
+    }
+
+    impl Drop for FakePorts {
+        fn drop(&mut self) {
+            self.drops.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The ports' last handle goes while the dump looks, and the outcome
+    /// lives on elsewhere (in a `Join` future, which holds no ports): the
+    /// dump's reference to the ports is then the last, and is not dropped
+    /// inside the dump, where their messages' destructors must not run.
+    #[test]
+    fn a_dump_drops_no_reference_it_took_even_the_last() {
+        let drops = Drops::default();
+        let outcome = Arc::new(FakeOutcome(drops.clone()));
+        let ports = Arc::new(FakePorts {
+            drops: drops.clone(),
+            handle: Mutex::new(None),
+        });
+        let entry = Entry {
+            id: 1,
+            ports: Arc::downgrade(&ports) as Weak<dyn Queue>,
+            outcome: Arc::downgrade(&outcome) as Weak<dyn Progress>,
+        };
+        *ports.handle.lock().unwrap() = Some(ports.clone());
+        drop(ports);
+        let mut last = Vec::new();
+        // SAFETY: the fakes' `queued` reads no mailbox.
+        let described = unsafe { entry.describe(0, None, &mut last) }.expect("listed");
+        assert!(described.finished);
+        assert_eq!(drops.load(Ordering::SeqCst), 0, "nothing dropped inside");
+        assert_eq!(last.len(), 1);
+        drop(last);
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "the ports, once dropped");
+        drop(outcome);
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    }
 }

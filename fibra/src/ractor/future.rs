@@ -5,8 +5,8 @@
 //! thread ever blocks.
 
 use super::error::{RemoteError, TakeError};
-use super::outbox::Outbox;
-use super::waiters::Registration;
+use super::outbox::Taker;
+use super::waiters::Place;
 use super::{Outcome, Ractor};
 use std::fmt;
 use std::future::{Future, IntoFuture};
@@ -22,35 +22,24 @@ use std::task::{Context, Poll};
 /// ready loses nothing: the value stays for the next joiner.
 #[must_use = "futures do nothing unless awaited or polled"]
 pub struct Join<R> {
-    outcome: Arc<Outcome<R>>,
-    registration: Option<Registration>,
+    joiner: Place<Arc<Outcome<R>>>,
 }
 
 impl<R> Future for Join<R> {
     type Output = Result<R, RemoteError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        let registration = &mut this.registration;
-        let outcome = this
-            .outcome
-            .try_join(|joiners| joiners.register(registration, cx.waker()));
-        ready(outcome, registration)
-    }
-}
-
-impl<R> Drop for Join<R> {
-    fn drop(&mut self) {
-        if let Some(registration) = self.registration {
-            self.outcome.lock().joiners.remove(registration);
-        }
+        let outcome = self.get_mut().joiner.look(|outcome, registration| {
+            outcome.try_join(|joiners| joiners.register(registration, cx.waker()))
+        });
+        outcome.map_or(Poll::Pending, Poll::Ready)
     }
 }
 
 impl<R> fmt::Debug for Join<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Join")
-            .field("finished", &self.outcome.lock().finished)
+            .field("finished", &self.joiner.watched().lock().finished)
             .finish()
     }
 }
@@ -73,8 +62,7 @@ impl<In, Out, R> IntoFuture for Ractor<In, Out, R> {
 
     fn into_future(self) -> Join<R> {
         Join {
-            outcome: self.outcome,
-            registration: None,
+            joiner: Place::new(self.outcome),
         }
     }
 }
@@ -86,40 +74,17 @@ impl<In, Out, R> IntoFuture for Ractor<In, Out, R> {
 /// Ractor's offer in place for the next taker. `Send` when `Out` is.
 #[must_use = "futures do nothing unless awaited or polled"]
 pub struct Take<'a, Out> {
-    outbox: &'a Outbox<Out>,
-    registration: Option<Registration>,
+    taker: Taker<'a, Out>,
 }
 
 impl<Out> Future for Take<'_, Out> {
     type Output = Result<Out, TakeError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        let registration = &mut this.registration;
-        let outcome = this
-            .outbox
-            .try_take(|takers| takers.register(registration, cx.waker()));
-        ready(outcome, registration)
-    }
-}
-
-impl<Out> Drop for Take<'_, Out> {
-    fn drop(&mut self) {
-        if let Some(registration) = self.registration {
-            self.outbox.forget_taker(registration);
-        }
-    }
-}
-
-/// A future's poll result. Once it has one, the wake it registered for has
-/// come (or it never registered): there is no entry left to remove on drop.
-fn ready<T>(outcome: Option<T>, registration: &mut Option<Registration>) -> Poll<T> {
-    match outcome {
-        Some(outcome) => {
-            *registration = None;
-            Poll::Ready(outcome)
-        }
-        None => Poll::Pending,
+        self.get_mut()
+            .taker
+            .poll_take(cx.waker())
+            .map_or(Poll::Pending, Poll::Ready)
     }
 }
 
@@ -157,8 +122,7 @@ impl<In, Out, R> Ractor<In, Out, R> {
     /// ```
     pub fn take_async(&self) -> Take<'_, Out> {
         Take {
-            outbox: &self.ports.outgoing,
-            registration: None,
+            taker: Taker::new(&self.ports.outgoing),
         }
     }
 }

@@ -128,6 +128,7 @@ use super::error::{Closed, SendError};
 use crate::runtime::WaitReason;
 use crate::runtime::spin::{self, GaveUp};
 use crate::runtime::waiter::{self, Waiter};
+use crate::sync::drop_all::drop_all;
 use crossbeam_utils::Backoff;
 use std::alloc::{self, Layout};
 use std::cell::UnsafeCell;
@@ -789,15 +790,11 @@ impl<T> Mailbox<T> {
 
 impl<T> Drop for Mailbox<T> {
     fn drop(&mut self) {
-        /// Drops the messages left and frees the blocks when dropped, so that
-        /// it still does when a message's destructor panics in the loop
-        /// below (a second panic then aborts, as in a `Vec`).
+        /// Frees the blocks when dropped, once every message is: also when
+        /// the first panic of a message's destructor goes on below.
         struct Rest<'a, T>(&'a Mailbox<T>);
         impl<T> Drop for Rest<'_, T> {
             fn drop(&mut self) {
-                // SAFETY: the mailbox is being dropped (`&mut self` above):
-                // nobody else can reach it, so this is its only consumer.
-                while unsafe { self.0.pop() }.is_some() {}
                 // No send is in flight, so every claimed slot is written and
                 // taken now, and the receiver's block is the tail's, the
                 // last (a block is linked only when a slot of it is claimed).
@@ -813,9 +810,11 @@ impl<T> Drop for Mailbox<T> {
             }
         }
         let rest = Rest(self);
-        // SAFETY: as in `Rest::drop`. The loop drops the messages never
-        // received; `rest` frees the blocks.
-        while unsafe { rest.0.pop() }.is_some() {}
+        // Every message never received, even if some destructors panic;
+        // `rest` then frees the blocks.
+        // SAFETY: the mailbox is being dropped (`&mut self` above): nobody
+        // else can reach it, so this is its only consumer.
+        drop_all(std::iter::from_fn(|| unsafe { rest.0.pop() }));
     }
 }
 
@@ -1131,9 +1130,10 @@ mod tests {
         extra.join().unwrap();
     }
 
-    /// A message whose destructor panics while the mailbox drops the messages
-    /// never received: the others (in its block and the next) are still dropped (as a `Vec` or a
-    /// `VecDeque` would), not leaked with their blocks.
+    /// Messages whose destructors panic while the mailbox drops the messages
+    /// never received: the others (in their block and the next) are still
+    /// dropped, not leaked with their blocks, and a second panic does not
+    /// abort the process (as it would in a `Vec`): the first goes on.
     #[test]
     fn a_panicking_message_drop_leaks_nothing_else() {
         struct Bomb {
@@ -1149,12 +1149,12 @@ mod tests {
         }
         let counted = Arc::new(());
         let mailbox = Mailbox::new();
-        // The bomb is in the second block, with messages before it, after it
-        // in its block, and in a third block.
+        // The bombs are in the second block, with messages before them,
+        // after them in their block, and in a third block.
         let slots = Block::<Bomb>::SLOTS;
         for k in 0..2 * slots + 3 {
             let _counted = counted.clone();
-            let panics = k == slots + 1;
+            let panics = k == slots + 1 || k == slots + 3;
             mailbox.send(Bomb { panics, _counted }).unwrap();
         }
         let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(mailbox)));

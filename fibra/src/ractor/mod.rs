@@ -31,8 +31,10 @@
 //!   until a taker has it (Ruby's rendezvous); [`Ractor::take`] waits for an
 //!   offer. [`select`] takes from whichever of several Ractors offers first.
 //! - **Closing**: either port can be closed from either side; a send to a closed
-//!   port returns the message in an error, a receive or take from a closed and
-//!   drained port returns an error at once. When the body returns or panics,
+//!   port returns the message in an error, a receive from a closed and
+//!   drained incoming port returns an error at once, and so does a take from
+//!   a closed outgoing port, even while the body offers a value (its
+//!   `yield_value` gets the value back). When the body returns or panics,
 //!   both ports close, waking everyone who waits.
 //! - **Errors**: a panic in a body reaches [`Ractor::join`] as a
 //!   [`RemoteError`] with the payload, and every taker as
@@ -284,14 +286,14 @@ use crate::runtime::WaitReason;
 use crate::runtime::scheduler::Cancelled;
 use crate::runtime::waiter;
 use mailbox::Mailbox;
-use outbox::Outbox;
+use outbox::{Outbox, Taker};
 use std::fmt;
 use std::io;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use waiters::Waiters;
+use waiters::{Place, Registration, Waiters, Watched};
 
 /// A Ractor: a handle on an actor running on a worker of a [`Pool`].
 ///
@@ -391,7 +393,10 @@ impl<In, Out, R> Ractor<In, Out, R> {
     }
 
     /// Closes the outgoing port: takers and the body's `yield_value` fail from
-    /// now on. Returns whether the port was open.
+    /// now on. A value the body offers at that moment is not taken: its
+    /// `yield_value` returns it in [`Closed`] (as Ruby's `take` raises
+    /// `ClosedError` after `close_outgoing` even while the Ractor yields).
+    /// Returns whether the port was open.
     pub fn close_outgoing(&self) -> bool {
         self.ports.outgoing.close(TakeError::Closed)
     }
@@ -622,8 +627,11 @@ impl<R> Outcome<R> {
     }
 
     fn wait(&self) -> Result<R, RemoteError> {
+        let mut joiner = Place::new(self);
         loop {
-            if let Some(outcome) = self.try_join(Waiters::add_current) {
+            if let Some(outcome) = joiner.look(|outcome, registration| {
+                outcome.try_join(|joiners| joiners.register_current(registration))
+            }) {
                 return outcome;
             }
             waiter::wait(WaitReason::RactorJoin);
@@ -645,6 +653,12 @@ impl<R> Outcome<R> {
         }
         register(&mut state.joiners);
         None
+    }
+}
+
+impl<R> Watched for Outcome<R> {
+    fn forget(&self, registration: Registration) {
+        self.lock().joiners.remove(registration);
     }
 }
 
@@ -671,9 +685,15 @@ pub fn select<In, Out, R>(ractors: &[&Ractor<In, Out, R>]) -> (usize, Result<Out
         !ractors.is_empty(),
         "fibra: select needs at least one Ractor"
     );
+    // A place among each one's takers; those left are removed when they
+    // drop, however select returns or unwinds.
+    let mut takers: Vec<Taker<'_, Out>> = ractors
+        .iter()
+        .map(|ractor| Taker::new(&ractor.ports.outgoing))
+        .collect();
     loop {
-        for (index, ractor) in ractors.iter().enumerate() {
-            if let Some(outcome) = ractor.ports.outgoing.try_take(Waiters::add_current) {
+        for (index, taker) in takers.iter_mut().enumerate() {
+            if let Some(outcome) = taker.try_take() {
                 return (index, outcome);
             }
         }
@@ -700,4 +720,101 @@ pub fn select<In, Out, R>(ractors: &[&Ractor<In, Out, R>]) -> (usize, Result<Out
 /// ```
 pub fn make_shareable<T: Send + Sync>(value: T) -> Arc<T> {
     Arc::new(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Ractor that offers nothing until its incoming port closes.
+    fn quiet_one() -> Ractor<(), u64> {
+        Ractor::new(|ctx: &Context<(), u64>| {
+            let _ = ctx.receive();
+        })
+    }
+
+    /// How many takers wait for `ractor`'s next offer.
+    fn takers<In, Out, R>(ractor: &Ractor<In, Out, R>) -> usize {
+        ractor.ports.outgoing.takers()
+    }
+
+    #[test]
+    fn select_leaves_no_taker_behind_in_a_ractor_that_offered_nothing() {
+        let quiet = quiet_one();
+        let busy = Ractor::new(|ctx: &Context<(), u64>| {
+            let mut i = 0;
+            while ctx.yield_value(i).is_ok() {
+                i += 1;
+            }
+        });
+        for round in 0..1000 {
+            // The quiet one comes first, so every select registers there.
+            assert_eq!(select(&[&quiet, &busy]), (1, Ok(round)));
+            assert_eq!(takers(&quiet), 0, "round {round} left its entry");
+        }
+        busy.close_outgoing();
+        quiet.close_incoming();
+    }
+
+    /// How many joiners wait for `ractor`'s end.
+    fn joiners<In, Out, R>(ractor: &Ractor<In, Out, R>) -> usize {
+        ractor.outcome.lock().joiners.len()
+    }
+
+    #[test]
+    fn a_join_that_unwinds_leaves_no_joiner_behind() {
+        let quiet = quiet_one();
+        let left = crate::run({
+            let quiet = quiet.clone();
+            move || {
+                let joins: Vec<_> = (0..3)
+                    .map(|_| {
+                        let quiet = quiet.clone();
+                        crate::spawn(move || quiet.join())
+                    })
+                    .collect();
+                crate::runtime::yield_now(); // they all wait now
+                assert_eq!(joiners(&quiet), 3);
+                for join in joins {
+                    join.cancel();
+                    assert!(join.join().is_err(), "the join was cancelled");
+                }
+                joiners(&quiet)
+            }
+        });
+        assert_eq!(left, 0, "each cancelled join removed its entry");
+        quiet.close_incoming();
+        assert!(quiet.join().is_ok());
+    }
+
+    #[test]
+    fn a_take_or_select_that_unwinds_leaves_no_taker_behind() {
+        let quiet = quiet_one();
+        let other = quiet_one();
+        let (left_take, left_select) = crate::run({
+            let (quiet, other) = (quiet.clone(), other.clone());
+            move || {
+                let take = crate::spawn({
+                    let quiet = quiet.clone();
+                    move || quiet.take()
+                });
+                let select = crate::spawn({
+                    let (quiet, other) = (quiet.clone(), other.clone());
+                    move || select(&[&quiet, &other])
+                });
+                crate::runtime::yield_now(); // both wait now
+                assert_eq!(takers(&quiet), 2);
+                take.cancel();
+                assert!(take.join().is_err(), "the take was cancelled");
+                let left_take = takers(&quiet);
+                select.cancel();
+                assert!(select.join().is_err(), "the select was cancelled");
+                (left_take, (takers(&quiet), takers(&other)))
+            }
+        });
+        assert_eq!(left_take, 1, "the cancelled take removed its entry");
+        assert_eq!(left_select, (0, 0), "the cancelled select removed both");
+        quiet.close_incoming();
+        other.close_incoming();
+    }
 }

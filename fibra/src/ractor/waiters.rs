@@ -1,14 +1,19 @@
 //! Who waits for a Ractor's next event — its next offer, its end — all woken
 //! at once when it comes.
 //!
-//! A waiting thread adds itself and waits. A waiting future is polled and
-//! dropped at its executor's will, so it keeps a [`Registration`]: polled
-//! again, it updates its entry in place; dropped, it removes it. A future in a
-//! `select!` loop, polled or remade a thousand times before the event, then
-//! holds one entry, not a thousand, and each poll or drop costs O(1).
+//! A waiter may look many times before the event (a thread woken
+//! spuriously, a future polled again) and may stop waiting without it (a
+//! `select` that took from another Ractor, a future dropped at its executor's
+//! will, a thread that unwinds), so it keeps a [`Place`], which holds its
+//! [`Registration`]: looking again, it keeps or updates its entry in place;
+//! leaving, it removes it. A
+//! future in a `select!` loop, polled or remade a thousand times before the
+//! event, then holds one entry, not a thousand; a `select` over a Ractor that
+//! offers nothing leaves no entry behind; each look or removal costs O(1).
 
 use crate::runtime::waiter::Waiter;
 use slab::Slab;
+use std::ops::Deref;
 use std::task::Waker;
 
 #[derive(Default)]
@@ -26,31 +31,104 @@ pub(super) struct Registration {
     round: u64,
 }
 
+/// What keeps [`Waiters`] behind its lock: an outbox (its takers), an outcome
+/// (its joiners).
+pub(super) trait Watched {
+    /// Removes the entry of a waiter that stops waiting, if the event has not
+    /// taken it already.
+    fn forget(&self, registration: Registration);
+}
+
+/// A waiter's place among the [`Waiters`] of what `P` points to, from its
+/// first look until it stops waiting: however many times it looks (a thread
+/// woken spuriously, a future polled again) it holds at most one entry, and
+/// dropped — it has its outcome, or gave up, or unwinds — it removes the
+/// entry that the event has not taken yet. So a Ractor that offers nothing,
+/// or never ends, keeps no entry of a waiter that went away.
+pub(super) struct Place<P: Deref<Target: Watched>> {
+    watched: P,
+    registration: Option<Registration>,
+}
+
+impl<P: Deref<Target: Watched>> Place<P> {
+    pub(super) fn new(watched: P) -> Place<P> {
+        Place {
+            watched,
+            registration: None,
+        }
+    }
+
+    pub(super) fn watched(&self) -> &P::Target {
+        &self.watched
+    }
+
+    /// Looks for the outcome with `look`, which registers the waiter with the
+    /// registration it is given (kept from the last look, or made) when there
+    /// is none yet.
+    pub(super) fn look<T>(
+        &mut self,
+        look: impl FnOnce(&P::Target, &mut Option<Registration>) -> Option<T>,
+    ) -> Option<T> {
+        let outcome = look(&self.watched, &mut self.registration);
+        if outcome.is_some() {
+            // The event that made an outcome possible took the entries
+            // registered before it, this one among them: none is left.
+            self.registration = None;
+        }
+        outcome
+    }
+}
+
+impl<P: Deref<Target: Watched>> Drop for Place<P> {
+    fn drop(&mut self) {
+        if let Some(registration) = self.registration {
+            self.watched.forget(registration);
+        }
+    }
+}
+
 /// Waiters taken out to be woken, once the lock that guarded them is released.
 pub(super) struct Woken(Slab<Waiter>);
 
 impl Waiters {
-    /// Adds the calling thread (green or not), to be woken at the next event.
-    pub(super) fn add_current(&mut self) {
-        self.entries.insert(Waiter::current());
+    /// Makes sure the calling thread (green or not) is woken at the next
+    /// event: keeps its entry if `registration` still names one, else adds
+    /// one and records it there. A thread that waits on several Ractors at
+    /// once (`select`) keeps one entry in each, and removes those left when
+    /// it stops waiting.
+    pub(super) fn register_current(&mut self, registration: &mut Option<Registration>) {
+        self.entry(registration, Waiter::current);
     }
 
     /// Makes sure the task of `waker` is woken at the next event: updates the
     /// future's entry if it still has one, else adds one and records it in
     /// `registration`.
     pub(super) fn register(&mut self, registration: &mut Option<Registration>, waker: &Waker) {
-        if let Some(current) = registration.filter(|r| r.round == self.round) {
-            match &mut self.entries[current.key] {
-                Waiter::Task(registered) => registered.clone_from(waker),
-                _ => unreachable!("fibra: a future's registration names a thread's entry"),
-            }
-            return;
+        match self.entry(registration, || Waiter::Task(waker.clone())) {
+            Waiter::Task(registered) => registered.clone_from(waker),
+            _ => unreachable!("fibra: a future's registration names a thread's entry"),
         }
-        let key = self.entries.insert(Waiter::Task(waker.clone()));
-        *registration = Some(Registration {
-            key,
-            round: self.round,
-        });
+    }
+
+    /// The entry `registration` names if it is of this round, else a new one
+    /// made by `make`, recorded in `registration`.
+    fn entry(
+        &mut self,
+        registration: &mut Option<Registration>,
+        make: impl FnOnce() -> Waiter,
+    ) -> &mut Waiter {
+        let key = match registration.filter(|r| r.round == self.round) {
+            Some(current) => current.key,
+            None => {
+                let key = self.entries.insert(make());
+                *registration = Some(Registration {
+                    key,
+                    round: self.round,
+                });
+                key
+            }
+        };
+        &mut self.entries[key]
     }
 
     /// Removes a dropped future's entry, if the event has not taken it already.
@@ -58,6 +136,12 @@ impl Waiters {
         if registration.round == self.round {
             self.entries.remove(registration.key);
         }
+    }
+
+    /// How many entries wait for the next event.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.entries.len()
     }
 
     /// Takes every entry out, to be woken after the lock is released.

@@ -753,7 +753,7 @@ impl Scheduler {
                 self.compact_cold(self.clock.get(), after);
             }
             self.take_remote_wakes(&mut woken);
-            let timeout = if !self.queue.borrow().is_empty() {
+            let mut timeout = if !self.queue.borrow().is_empty() {
                 // Threads are ready: only a look at the sockets (which
                 // `wait_for_events` skips when no thread waits on one).
                 Some(Duration::ZERO)
@@ -781,6 +781,11 @@ impl Scheduler {
             // runtime sleeps: its wake may already have been taken above.
             if self.monitor.dump_asked() {
                 self.answer_dumps();
+                // Answering may have made a thread ready (a Ractor worker
+                // drops on one what its census took): then do not sleep.
+                if !self.queue.borrow().is_empty() {
+                    timeout = Some(Duration::ZERO);
+                }
             }
             let slept = self.wait_for_events(timeout);
             self.take_remote_wakes(&mut woken);

@@ -45,6 +45,7 @@
 //! | `Thread::Queue`, `Thread::SizedQueue` | [`channel::unbounded`], [`channel::bounded`] |
 
 mod condvar;
+pub(crate) mod drop_all;
 mod mutex;
 mod waitlist;
 

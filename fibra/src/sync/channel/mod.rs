@@ -70,6 +70,7 @@ pub use select::{Select, SelectedOperation};
 
 use crate::runtime::WaitReason;
 use crate::runtime::scheduler;
+use crate::sync::drop_all::drop_all;
 use crate::sync::waitlist::Sleeper;
 use crate::time::deadline_after;
 use chan::{Chan, Status, Waiter};
@@ -489,7 +490,7 @@ impl<T> Drop for Sender<T> {
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         let undeliverable = self.chan.state.borrow_mut().remove_receiver();
-        drop(undeliverable);
+        drop_all(undeliverable);
     }
 }
 

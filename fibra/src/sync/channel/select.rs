@@ -35,8 +35,11 @@ use std::time::{Duration, Instant};
 /// An operation on a disconnected channel is ready at once: its outcome is the
 /// error ([`RecvError`], or [`SendError`] with the message).
 ///
-/// When several operations are ready, one is picked at random, so that a busy
-/// channel does not starve the others.
+/// When several operations are ready, one is picked at random, each with
+/// equal chance, so that a busy channel does not starve the others; when the
+/// select waits and its counterpart could complete several of its operations
+/// (several sends on one channel, say), it completes one of them at random
+/// too.
 ///
 /// ```
 /// use fibra::sync::channel::{self, Select};
@@ -87,6 +90,8 @@ use std::time::{Duration, Instant};
 /// `Select` is `!Send`, like the handles it borrows.
 pub struct Select<'a> {
     cases: Vec<Box<dyn Case + 'a>>,
+    /// The indices of `cases`, shuffled anew at each look (see `select`).
+    order: Vec<usize>,
     token: Token,
 }
 
@@ -109,6 +114,7 @@ impl<'a> Select<'a> {
     pub fn new() -> Select<'a> {
         Select {
             cases: Vec::new(),
+            order: Vec::new(),
             token: Rc::new(Cell::new(None)),
         }
     }
@@ -120,6 +126,7 @@ impl<'a> Select<'a> {
             select: Some((self.token.clone(), index)),
             ..Waiter::new(None, None)
         });
+        self.order.push(index);
         self.cases.push(Box::new(RecvCase {
             chan: &rx.chan,
             key,
@@ -135,6 +142,7 @@ impl<'a> Select<'a> {
             select: Some((self.token.clone(), index)),
             ..Waiter::new(None, Some(msg))
         });
+        self.order.push(index);
         self.cases.push(Box::new(SendCase {
             chan: &tx.chan,
             key,
@@ -213,9 +221,14 @@ impl<'a> Select<'a> {
             return Some(index);
         }
         loop {
-            let count = self.cases.len();
-            let start = if count > 1 { random_below(count) } else { 0 };
-            for index in (start..count).chain(0..start) {
+            // The operations are looked at in a random order, drawn step by
+            // step (Fisher–Yates) until one completes: the first ready one in
+            // a uniformly random order is each of the ready ones with equal
+            // chance, however many are not ready and wherever they are.
+            let count = self.order.len();
+            for i in 0..count {
+                self.order.swap(i, i + random_below(count - i));
+                let index = self.order[i];
                 if self.cases[index].try_complete() {
                     return Some(index);
                 }
@@ -230,8 +243,11 @@ impl<'a> Select<'a> {
             self.token.set(None);
             let sleeper = Sleeper::running(&scheduler);
             let queued = Queued(&self.cases);
-            for case in &self.cases {
-                case.queue(&sleeper);
+            // Queued in that random order too: a counterpart takes the first
+            // waiter of its channel's queue, so several operations of this
+            // select on one channel are each chosen with equal chance.
+            for &index in &self.order {
+                self.cases[index].queue(&sleeper);
             }
             let _timer = deadline.map(|deadline| scheduler.arm_timer(deadline));
             scheduler.park_on(WaitReason::ChannelSelect);
