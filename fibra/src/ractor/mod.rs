@@ -739,6 +739,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "runs green threads: the switch is inline assembly")]
     fn select_leaves_no_taker_behind_in_a_ractor_that_offered_nothing() {
         let quiet = quiet_one();
         let busy = Ractor::new(|ctx: &Context<(), u64>| {
@@ -762,6 +763,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "runs green threads: the switch is inline assembly")]
     fn a_join_that_unwinds_leaves_no_joiner_behind() {
         let quiet = quiet_one();
         let left = crate::run({
@@ -788,6 +790,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "runs green threads: the switch is inline assembly")]
     fn a_take_or_select_that_unwinds_leaves_no_taker_behind() {
         let quiet = quiet_one();
         let other = quiet_one();
