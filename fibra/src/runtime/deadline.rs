@@ -180,40 +180,39 @@ mod tests {
         serial: 1,
     };
 
+    /// Arms `TASK`'s nearest deadline at `now`, recording what is armed.
+    fn arm(
+        deadlines: &mut Deadlines,
+        timers: &mut Timers,
+        armed: &mut Vec<Instant>,
+        now: Instant,
+    ) -> Option<TimerKey> {
+        deadlines.arm(
+            TASK,
+            || now,
+            |at| {
+                armed.push(at);
+                timers.insert(at, TASK)
+            },
+        )
+    }
+
     #[test]
     fn the_outermost_passed_deadline_expires_and_the_nearest_is_armed_once() {
         let t0 = Instant::now();
         let ms = |n| t0 + Duration::from_millis(n);
         let mut timers = Timers::default();
-        let mut insert = |at| timers.insert(at, TASK);
         let mut armed = Vec::new();
         let mut deadlines = Deadlines::default();
         assert!(deadlines.is_empty());
         let outer = deadlines.push(TASK, ms(30));
-        assert_eq!(
-            deadlines.arm(
-                TASK,
-                || t0,
-                |at| {
-                    armed.push(at);
-                    insert(at)
-                }
-            ),
-            None
-        );
+        assert_eq!(arm(&mut deadlines, &mut timers, &mut armed, t0), None);
         let inner = deadlines.push(TASK, ms(10));
         // An inner deadline further off does not mask the outer one.
         let innermost = deadlines.push(TASK, ms(50));
         // The nearer inner deadline is armed, and the outer's timer is
         // handed back to be disarmed.
-        let stale = deadlines.arm(
-            TASK,
-            || t0,
-            |at| {
-                armed.push(at);
-                insert(at)
-            },
-        );
+        let stale = arm(&mut deadlines, &mut timers, &mut armed, t0);
         assert!(stale.is_some());
         assert_eq!(
             deadlines.arm(TASK, || t0, |_| unreachable!("armed already")),
@@ -238,17 +237,7 @@ mod tests {
             deadlines.arm(TASK, || ms(40), |_| unreachable!("due now")),
             None
         );
-        assert_eq!(
-            deadlines.arm(
-                TASK,
-                || t0,
-                |at| {
-                    armed.push(at);
-                    insert(at)
-                }
-            ),
-            None
-        );
+        assert_eq!(arm(&mut deadlines, &mut timers, &mut armed, t0), None);
         assert_eq!(armed, [ms(30), ms(10), ms(30)]);
         assert!(deadlines.remove(TASK, outer).is_some());
         assert!(deadlines.is_empty());
