@@ -225,6 +225,7 @@ pub mod ractor;
 pub mod runtime;
 mod stack;
 pub mod sync;
+mod sync_prims;
 pub mod time;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
