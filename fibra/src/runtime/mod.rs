@@ -66,7 +66,8 @@
 //! unwinds from where it is parked, so its destructors run, before `run`
 //! returns. If every green thread is parked and nothing can ever wake one (no
 //! timer, no socket, no [`Unparker`] held elsewhere), `run` panics with a
-//! deadlock message instead of hanging.
+//! deadlock message instead of hanging — also when that becomes so while the
+//! runtime sleeps, by another OS thread dropping the last `Unparker` it held.
 //!
 //! # Compaction
 //!
@@ -181,6 +182,8 @@ mod join;
 pub(crate) mod reactor;
 mod registry;
 mod remote;
+#[cfg(all(test, fibra_loom))]
+pub(crate) use remote::model_check;
 mod ring;
 pub(crate) mod scheduler;
 pub(crate) mod spin;
