@@ -1178,7 +1178,6 @@ mod tests {
 #[cfg(all(test, fibra_loom))]
 mod model_check {
     use super::Mailbox;
-    use crate::ractor::error::Closed;
     use crate::runtime::model_check::check;
     use loom::thread;
     use std::sync::Arc;
@@ -1215,12 +1214,10 @@ mod model_check {
             let closer = mailbox.clone();
             let closing = thread::spawn(move || closer.close());
             let mut received = Vec::new();
-            loop {
-                // SAFETY: this thread is the only consumer.
-                match unsafe { mailbox.receive() } {
-                    Ok(message) => received.push(message),
-                    Err(Closed(())) => break,
-                }
+            // Until `Err(Closed)`.
+            // SAFETY: this thread is the only consumer.
+            while let Ok(message) = unsafe { mailbox.receive() } {
+                received.push(message);
             }
             let mut sent: Vec<u8> = senders
                 .into_iter()

@@ -12,7 +12,10 @@
 //! so an idle runtime that spins for a wake spins on the line the wake
 //! arrives in. When the ring is full (more wakes than it has slots between two
 //! turns of the loop) ids go to a locked overflow list instead, so no wake is
-//! ever dropped.
+//! ever dropped — each thread at most once, so that the list is bounded by
+//! the threads woken, however fast another OS thread unparks. Once the
+//! runtime has ended, nobody takes wakes any more: those the ring cannot
+//! hold are dropped, not listed (an `Unparker` may outlive its runtime).
 //!
 //! # Sleeping without losing a wake
 //!
@@ -328,7 +331,6 @@ mod tests {
         (poll, Remote::new(waker))
     }
 
-    #[cfg(test)]
     fn id(index: usize) -> TaskId {
         TaskId {
             index,
@@ -588,6 +590,7 @@ pub(crate) mod model_check {
         }
     }
 
+    #[cfg(test)]
     fn id(index: usize) -> TaskId {
         TaskId {
             index,
