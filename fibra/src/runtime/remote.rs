@@ -62,8 +62,10 @@ pub(super) struct Remote {
     overflow: Mutex<Overflow>,
     overflowed: AtomicBool,
     /// How many [`Outside`] references there are (the `Unparker`s): none
-    /// left, with nothing else to wait for, is a deadlock.
-    outside: AtomicUsize,
+    /// left, with nothing else to wait for, is a deadlock. A line of its
+    /// own: other OS threads write it as they clone and drop `Unparker`s,
+    /// and the runtime's spin for a wake reads `overflowed`.
+    outside: CachePadded<AtomicUsize>,
     /// Set while the runtime sleeps in its poller (or is about to). Written
     /// only around a sleep, so awake, it is a line every core keeps shared.
     sleeping: CachePadded<AtomicBool>,
@@ -109,7 +111,7 @@ impl Remote {
             ring: Ring::new(),
             overflow: Mutex::new(Overflow::default()),
             overflowed: AtomicBool::new(false),
-            outside: AtomicUsize::new(0),
+            outside: CachePadded::new(AtomicUsize::new(0)),
             sleeping: CachePadded::new(AtomicBool::new(false)),
             waker,
         }
