@@ -87,8 +87,8 @@ struct Overflow {
     ended: bool,
 }
 
-/// What the runtime's poller is woken with: the eventfd (a model of it for
-/// the model checker, which counts wakes instead).
+/// What the runtime's poller is woken with: the eventfd (for the model
+/// checker, a flag that its model of a sleep waits on).
 #[cfg(not(fibra_loom))]
 type Waker = mio::Waker;
 #[cfg(fibra_loom)]
