@@ -130,3 +130,31 @@ impl Wake for OsWaker {
         self.0.unpark();
     }
 }
+
+/// `block_on`'s waker under the model checker (`scripts/model-check.sh`): the
+/// real `GreenWaker` over a model runtime's real remote queue.
+#[cfg(all(test, fibra_loom))]
+mod model_check {
+    use super::GreenWaker;
+    use crate::runtime::model_check::{Runtime, check};
+    use std::sync::Arc;
+    use std::task::Waker;
+
+    /// A future hands a clone of its waker to another OS thread, which wakes
+    /// it (consuming the clone), while `block_on` drops its own and the
+    /// runtime goes to sleep: the thread is woken (its id taken), and once
+    /// the last waker is gone the runtime sees that none is left — it is
+    /// never left asleep, whatever the interleaving.
+    #[test]
+    fn a_waker_woken_from_another_thread_wakes_the_green_thread() {
+        check("block_on_waker", || {
+            let runtime = Runtime::new();
+            let waker = Waker::from(Arc::new(GreenWaker(runtime.unparker(5))));
+            let elsewhere = waker.clone();
+            let other = loom::thread::spawn(move || elsewhere.wake());
+            drop(waker);
+            assert_eq!(runtime.run(), [5]);
+            other.join().unwrap();
+        });
+    }
+}

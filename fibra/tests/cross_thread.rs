@@ -4,8 +4,12 @@
 //! (`scripts/tsan.sh`) something to watch: many threads at once, every one
 //! of them touching shared state.
 
+#[path = "support/without_hanging.rs"]
+mod hang;
+
 use fibra::runtime::{self, Unparker};
 use fibra::{blocking, spawn};
+use hang::without_hanging;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
 use std::thread;
@@ -113,6 +117,58 @@ fn green_threads_of_two_runtimes_wake_each_other() {
 fn unparking_after_the_runtime_ended_is_harmless() {
     let unparker = fibra::run(|| runtime::current().unparker());
     thread::spawn(move || unparker.unpark()).join().unwrap();
+}
+
+/// The last `Unparker` held by another OS thread is dropped (without
+/// unparking) while the runtime sleeps, waiting for it: nothing can wake the
+/// parked thread any more, and `run` reports the deadlock instead of sleeping
+/// for ever. (The delays only make it likely that the runtime is asleep by
+/// then; the outcome is the same whichever comes first.)
+#[test]
+fn dropping_the_last_unparker_while_the_runtime_sleeps_reports_the_deadlock() {
+    for delay_ms in [0, 1, 20] {
+        let message = without_hanging("a deadlock after the last Unparker's drop", move || {
+            let outcome = std::panic::catch_unwind(|| {
+                fibra::run(move || {
+                    let unparker = runtime::current().unparker();
+                    let also = unparker.clone();
+                    thread::spawn(move || {
+                        thread::sleep(Duration::from_millis(delay_ms));
+                        drop(also);
+                        thread::sleep(Duration::from_millis(delay_ms));
+                        drop(unparker);
+                    });
+                    runtime::park();
+                })
+            });
+            let payload = outcome.expect_err("nothing unparked the thread");
+            payload.downcast::<String>().map(|s| *s).unwrap_or_default()
+        });
+        assert!(message.contains("deadlock"), "{message}");
+    }
+}
+
+/// An `Unparker` whose runtime has ended does nothing, however often it is
+/// used, and a `block_on` waker likewise (what they would have queued is
+/// dropped: the remote queue's unit tests check that nothing is kept).
+#[test]
+fn wakes_after_the_runtime_ended_do_nothing() {
+    let (unparker, waker) = fibra::run(|| {
+        let waker = fibra::block_on(std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(cx.waker().clone())
+        }));
+        (runtime::current().unparker(), waker)
+    });
+    thread::spawn(move || {
+        for _ in 0..10_000 {
+            unparker.unpark();
+            waker.wake_by_ref();
+        }
+    })
+    .join()
+    .unwrap();
+    // A later runtime on this OS thread is not disturbed by them.
+    assert_eq!(fibra::run(|| 7), 7);
 }
 
 #[test]

@@ -129,13 +129,13 @@ use crate::runtime::WaitReason;
 use crate::runtime::spin::{self, GaveUp};
 use crate::runtime::waiter::{self, Waiter};
 use crate::sync::drop_all::drop_all;
-use crossbeam_utils::Backoff;
+use crate::sync_prims::{self, AtomicBool, AtomicPtr, AtomicUsize, Backoff, fence};
 use std::alloc::{self, Layout};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering, fence};
+use std::sync::atomic::Ordering;
 
 /// In `tail`: the port is closed, sends fail.
 const CLOSED: usize = 1;
@@ -276,7 +276,7 @@ pub(super) struct Mailbox<T> {
     /// nothing.
     spare: AtomicPtr<Block<T>>,
     /// Wakes the receiver (written by the receiver only; see the module docs).
-    waiter: UnsafeCell<Option<Waiter>>,
+    waiter: sync_prims::UnsafeCell<Option<Waiter>>,
     /// The receiver's own line.
     receiver: ReceiverSide<T>,
     /// The mailbox owns the messages queued in it.
@@ -314,7 +314,7 @@ impl<T> Mailbox<T> {
             tail_block: AtomicPtr::new(ptr::null_mut()),
             state: AtomicUsize::new(0),
             spare: AtomicPtr::new(ptr::null_mut()),
-            waiter: UnsafeCell::new(None),
+            waiter: sync_prims::UnsafeCell::new(None),
             receiver: ReceiverSide {
                 head: UnsafeCell::new(0),
                 head_block: AtomicPtr::new(ptr::null_mut()),
@@ -482,11 +482,13 @@ impl<T> Mailbox<T> {
                 Err(now) => state = now,
             }
         }
-        // SAFETY: we count among the wakers: until we leave, the receiver
-        // does not write `waiter` (other wakers may read it too).
-        if let Some(waiter) = unsafe { &*self.waiter.get() } {
-            waiter.wake();
-        }
+        self.waiter.with(|waiter| {
+            // SAFETY: we count among the wakers: until we leave, the receiver
+            // does not write `waiter` (other wakers may read it too).
+            if let Some(waiter) = unsafe { &*waiter } {
+                waiter.wake();
+            }
+        });
         // Release: our read of `waiter` happens before the receiver's next
         // write of it.
         self.state.fetch_sub(WAKER, Ordering::Release);
@@ -583,7 +585,7 @@ impl<T> Mailbox<T> {
         // SAFETY (both): the caller's; `quiesce` made the slot ours.
         unsafe {
             self.quiesce();
-            *self.waiter.get() = None;
+            self.waiter.with_mut(|waiter| *waiter = None);
         }
     }
 
@@ -759,9 +761,9 @@ impl<T> Mailbox<T> {
     unsafe fn register(&self) {
         // SAFETY: reading the slot races only with other reads (wakers');
         // only the consumer — us — writes it.
-        let current = unsafe { &*self.waiter.get() }
-            .as_ref()
-            .is_some_and(Waiter::is_current);
+        let current = self
+            .waiter
+            .with(|waiter| unsafe { &*waiter }.as_ref().is_some_and(Waiter::is_current));
         if !current {
             // The unusual case: another thread waits now. (The same thread's
             // waiter stays, so wakers still reading it from the last wait
@@ -770,7 +772,8 @@ impl<T> Mailbox<T> {
             // start before WAITING is set below.
             unsafe {
                 self.quiesce();
-                *self.waiter.get() = Some(Waiter::current());
+                self.waiter
+                    .with_mut(|waiter| *waiter = Some(Waiter::current()));
             }
         }
         // Release: a waker that claims the wake sees the slot written.
@@ -1164,5 +1167,66 @@ mod tests {
             1,
             "the other messages were dropped"
         );
+    }
+}
+
+/// The mailbox's wake under the model checker (`scripts/model-check.sh`): the
+/// real `Mailbox`, with loom's atomics, cell and OS thread park; the
+/// receiver is an OS thread outside any runtime, so it waits by parking
+/// (`runtime/waiter.rs`), and a lost wake leaves it parked with nobody left
+/// to unpark it, which loom reports as a deadlock.
+#[cfg(all(test, fibra_loom))]
+mod model_check {
+    use super::Mailbox;
+    use crate::runtime::model_check::check;
+    use loom::thread;
+    use std::sync::Arc;
+
+    /// A send while the receiver registers (`WAITING`, the fence, its looks
+    /// at the queue) and parks: the message is received.
+    #[test]
+    fn a_send_wakes_a_receiver_that_waits() {
+        check("mailbox_send_wakes", || {
+            let mailbox = Arc::new(Mailbox::new());
+            let sender = mailbox.clone();
+            let other = thread::spawn(move || sender.send(7u8).unwrap());
+            // SAFETY: this thread is the only consumer.
+            assert_eq!(unsafe { mailbox.receive() }, Ok(7));
+            other.join().unwrap();
+        });
+    }
+
+    /// Two senders and a close, racing a receiver that receives until the
+    /// port is closed: every send that returned `Ok` is received, each once,
+    /// and the receiver learns of the close (the `CLOSED` bit and the
+    /// receiver's fence) instead of waiting for ever.
+    #[test]
+    fn a_close_wakes_the_receiver_and_no_sent_message_is_lost() {
+        check("mailbox_close_wakes", || {
+            let mailbox = Arc::new(Mailbox::new());
+            let senders: Vec<_> = [1u8, 2]
+                .into_iter()
+                .map(|message| {
+                    let mailbox = mailbox.clone();
+                    thread::spawn(move || mailbox.send(message).is_ok().then_some(message))
+                })
+                .collect();
+            let closer = mailbox.clone();
+            let closing = thread::spawn(move || closer.close());
+            let mut received = Vec::new();
+            // Until `Err(Closed)`.
+            // SAFETY: this thread is the only consumer.
+            while let Ok(message) = unsafe { mailbox.receive() } {
+                received.push(message);
+            }
+            let mut sent: Vec<u8> = senders
+                .into_iter()
+                .filter_map(|s| s.join().unwrap())
+                .collect();
+            assert!(closing.join().unwrap());
+            received.sort_unstable();
+            sent.sort_unstable();
+            assert_eq!(received, sent);
+        });
     }
 }

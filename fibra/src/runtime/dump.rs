@@ -11,7 +11,6 @@
 //! the caller itself.
 
 use super::registry::{self, Monitor, lock};
-use super::remote::Unparker;
 use super::scheduler;
 use super::task::TaskId;
 use super::wait::{SocketDirection, WaitReason};
@@ -466,11 +465,7 @@ fn ask(monitor: &Monitor) -> Result<Arc<Section>, RuntimeState> {
     if let Some(remote) = monitor.remote.upgrade() {
         // Wakes the runtime if it sleeps in its poller; the id names no thread,
         // so the wake itself does nothing there.
-        Unparker {
-            remote,
-            task: TaskId::NOBODY,
-        }
-        .unpark();
+        remote.push(TaskId::NOBODY);
     }
     let mut answer = lock(&request.answer);
     loop {

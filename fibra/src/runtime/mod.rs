@@ -67,7 +67,8 @@
 //! returns (one already unwinding from its own panic finishes that unwind:
 //! see [`JoinHandle::cancel`]). If every green thread is parked and nothing can ever wake one (no
 //! timer, no socket, no [`Unparker`] held elsewhere), `run` panics with a
-//! deadlock message instead of hanging. A timer counts only while its wait
+//! deadlock message instead of hanging — also when that becomes so while the
+//! runtime sleeps, by another OS thread dropping the last `Unparker` it held. A timer counts only while its wait
 //! lasts: a wait that ends — a [`timeout`](crate::time::timeout) whose work
 //! finished, a cancelled sleep, a notified `wait_timeout`, a `recv_timeout`
 //! that got its message — takes its timer with it, so neither the deadlock
@@ -208,6 +209,8 @@ mod join;
 pub(crate) mod reactor;
 mod registry;
 mod remote;
+#[cfg(all(test, fibra_loom))]
+pub(crate) use remote::model_check;
 mod ring;
 pub(crate) mod scheduler;
 pub(crate) mod spin;

@@ -13,13 +13,14 @@
 //! makes any number of consumers sound too, though the runtime has one (then
 //! its compare-and-swap is on a line no other core writes, and never fails).
 
+use crate::sync_prims::{AtomicUsize, UnsafeCell};
 use crossbeam_utils::CachePadded;
-use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-/// Slots in a ring.
-const SLOTS: usize = 64;
+/// Slots in a ring (two for the model checker, so that a few pushes reach a
+/// full ring and the next lap).
+pub(super) const SLOTS: usize = if cfg!(fibra_loom) { 2 } else { 64 };
 
 struct Slot<T> {
     seq: AtomicUsize,
@@ -74,7 +75,7 @@ impl<T: Copy> Ring<T> {
                     Ok(_) => {
                         // SAFETY: position `pos` is ours (see the `Sync` impl):
                         // nobody else touches the value until the store below.
-                        unsafe { (*slot.value.get()).write(value) };
+                        slot.value.with_mut(|cell| unsafe { (*cell).write(value) });
                         slot.seq.store(pos.wrapping_add(1), Ordering::Release);
                         return true;
                     }
@@ -108,7 +109,7 @@ impl<T: Copy> Ring<T> {
                         // SAFETY: position `pos` is ours, and the acquire load
                         // saw its producer's store, made after writing the
                         // value (see the `Sync` impl).
-                        let value = unsafe { (*slot.value.get()).assume_init() };
+                        let value = slot.value.with(|cell| unsafe { (*cell).assume_init() });
                         slot.seq.store(pos.wrapping_add(SLOTS), Ordering::Release);
                         return Some(value);
                     }
@@ -137,7 +138,7 @@ impl<T: Copy> Ring<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(fibra_loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;

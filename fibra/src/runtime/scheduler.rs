@@ -33,7 +33,7 @@ use super::deadline::{Deadline, Deadlines};
 use super::dump::{DescribeRactors, RawThread, Section, ThreadState};
 use super::reactor::Reactor;
 use super::registry::Monitor;
-use super::remote::{Remote, Unparker};
+use super::remote::{Outside, Remote, Unparker};
 use super::stack_trace;
 use super::stall;
 use super::task::{Body, Cancel, Code, Options, State, Task, TaskId};
@@ -419,7 +419,7 @@ impl Scheduler {
 
     pub(crate) fn unparker(&self, task: TaskId) -> Unparker {
         Unparker {
-            remote: self.remote.clone(),
+            remote: Outside::new(&self.remote),
             task,
         }
     }
@@ -911,7 +911,11 @@ impl Scheduler {
         if blocking && !self.reactor.has_waiters() && self.remote.spin(spin) {
             return false;
         }
-        let asleep = blocking && self.remote.prepare_to_sleep();
+        // With no timer and no socket, the loop found an `Unparker` held
+        // (else it would have reported a deadlock): then the drop of the last
+        // one must end the sleep, so that the loop reports it (`Outside`).
+        let until_unheld = timeout.is_none() && !self.reactor.has_waiters();
+        let asleep = blocking && self.remote.prepare_to_sleep(until_unheld);
         if !asleep && !self.reactor.has_waiters() {
             // Not sleeping (threads are ready, or a wake came just before),
             // and no thread waits on a socket: nothing for epoll to say.
@@ -955,13 +959,13 @@ impl Scheduler {
     /// Whether no `Unparker` is left outside and none of those dropped left a
     /// wake-up behind (then, with no timer or socket to wait for, no thread can
     /// ever run again).
+    /// (A runtime asleep when the last `Unparker` goes is woken to ask
+    /// again: see `Outside`.)
     fn nobody_else_can_wake(&self, buffer: &mut Vec<TaskId>) -> bool {
-        if Arc::strong_count(&self.remote) != 1 {
+        if self.remote.held_outside() {
             return false;
         }
-        // Pairs with the release of the last dropped `Unparker`'s reference
-        // count: every unpark it made is now visible in the queue.
-        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        // Every unpark the dropped `Unparker`s made is visible now.
         self.take_remote_wakes(buffer);
         self.queue.borrow().is_empty()
     }
@@ -1215,6 +1219,7 @@ struct Trace {
 
 impl Drop for Scheduler {
     fn drop(&mut self) {
+        self.remote.end();
         self.monitor.ended();
     }
 }

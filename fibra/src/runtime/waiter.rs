@@ -8,13 +8,14 @@
 use super::remote::Unparker;
 use super::scheduler;
 use super::wait::WaitReason;
+use crate::sync_prims::thread;
 use std::task::Waker;
 
 /// Wakes one waiting thread, green or not, or an async task. `Send` and `Sync`.
 #[derive(Clone, Debug)]
 pub(crate) enum Waiter {
     Green(Unparker),
-    Os(std::thread::Thread),
+    Os(thread::Thread),
     Task(Waker),
 }
 
@@ -26,7 +27,7 @@ impl Waiter {
             Some(scheduler) if scheduler.is_running_a_thread() => {
                 Waiter::Green(scheduler.unparker(scheduler.running()))
             }
-            _ => Waiter::Os(std::thread::current()),
+            _ => Waiter::Os(thread::current()),
         }
     }
 
@@ -38,7 +39,7 @@ impl Waiter {
         let green = scheduler.as_ref().filter(|s| s.is_running_a_thread());
         match (self, green) {
             (Waiter::Green(unparker), Some(scheduler)) => scheduler.unparks_running(unparker),
-            (Waiter::Os(thread), None) => thread.id() == std::thread::current().id(),
+            (Waiter::Os(os), None) => os.id() == thread::current().id(),
             _ => false,
         }
     }
@@ -58,6 +59,6 @@ impl Waiter {
 pub(crate) fn wait(reason: WaitReason) {
     match scheduler::try_current() {
         Some(scheduler) if scheduler.is_running_a_thread() => scheduler.park_on(reason),
-        _ => std::thread::park(),
+        _ => thread::park(),
     }
 }
