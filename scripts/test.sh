@@ -2,8 +2,10 @@
 # The project's tests, exactly as the README and CI run them: every crate's unit,
 # behaviour and doc tests; fibra-http's HTTPS tests (feature tls); fibra's tokio
 # bridge (feature tokio, its tests and doc examples); fibra's defined
-# outcomes under panic = "abort"; fibra's unit tests under Miri; then fibra's and
-# fibra-http's tests again under valgrind memcheck.
+# outcomes under panic = "abort"; fibra's unit tests under Miri; the model
+# checker (loom) over the cross-thread wake paths; the compaction and
+# cross-thread tests under ThreadSanitizer; then fibra's and fibra-http's tests
+# again under valgrind memcheck.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace
@@ -12,4 +14,6 @@ cargo test -p fibra --features tokio --test tokio_bridge
 cargo test -p fibra --features tokio --doc tokio
 cargo run -q -p fibra-check-panic-abort --profile abort
 scripts/miri.sh
+scripts/model-check.sh
+scripts/tsan.sh --test compaction --test cross_thread
 scripts/memcheck.sh

@@ -338,7 +338,9 @@ fn deep_and_nearly_empty_stacks_across_compaction() {
         let sizes: Vec<usize> = mine(&dump).iter().filter_map(|t| t.compacted).collect();
         assert_eq!(sizes.len(), 2, "{dump}");
         assert!(sizes.iter().any(|&s| s > 400 * 512), "{sizes:?}");
-        assert!(sizes.iter().any(|&s| s < 4096), "{sizes:?}");
+        // A few frames: under 4 KiB natively, 4.1 KiB under ThreadSanitizer,
+        // whose instrumented frames are larger.
+        assert!(sizes.iter().any(|&s| s < 16 * 1024), "{sizes:?}");
         go.send(()).unwrap();
         assert_eq!(deep.join().unwrap(), 400);
         empty.cancel();
