@@ -496,9 +496,9 @@ fn body(world: &Rc<World>, me: usize) -> u32 {
                 Ok(1) => Seen::Read,
                 _ => Seen::Empty,
             },
-            Op::Timeout(_, work) => {
-                let shared = world.clone();
-                match fibra::time::timeout(LIMIT, move || body(&shared, work)) {
+            Op::Timeout(_, work, zero) => {
+                let limit = if zero { Duration::ZERO } else { LIMIT };
+                match fibra::time::timeout(limit, || body(world, work)) {
                     Ok(_) => Seen::InTime,
                     Err(_) => Seen::Elapsed,
                 }
@@ -632,33 +632,8 @@ pub fn check(choices: Choices, features: Features, label: String) {
     LABEL.lock().unwrap().clear();
 }
 
-/// Every feature whose programs pass on this branch. Off, and why:
-/// - `recv_timeout`: a receive that ends before its deadline keeps its timer,
-///   which later wakes the thread wherever it waits and reorders the run
-///   queue (issue 22, item 8);
-/// - `socket`: several green threads accepting on one listener lose wake-ups
-///   (issue 22, item 4);
-/// - `timeout`: a finished `time::timeout` keeps its timer, which wakes its
-///   caller later (item 8), and `Err(Elapsed)` comes back before the work
-///   has unwound (item 15);
-/// - `cancel_while_panicking`: cancelling a thread that unwinds from its own
-///   panic, whose destructor waits, aborts the process (issue 22, item 3).
+/// Every feature: the default.
 pub const DEFAULT: Features = Features {
-    channels: true,
-    recv_timeout: false,
-    select: true,
-    mutex: true,
-    condvar: true,
-    sleep: true,
-    join: true,
-    cancel: true,
-    panic: true,
-    socket: false,
-    timeout: false,
-    cancel_while_panicking: false,
-};
-
-const ALL: Features = Features {
     channels: true,
     recv_timeout: true,
     select: true,
@@ -674,13 +649,14 @@ const ALL: Features = Features {
 };
 
 /// The operations programs use: what `FIBRA_MODEL_FEATURES` names (`all`,
-/// or a comma-separated list of [`Features`] fields), else [`DEFAULT`].
+/// or a comma-separated list of [`Features`] fields), else [`DEFAULT`]
+/// (all).
 pub fn features() -> Features {
     let Ok(names) = std::env::var("FIBRA_MODEL_FEATURES") else {
         return DEFAULT;
     };
     if names.trim() == "all" {
-        return ALL;
+        return DEFAULT;
     }
     let mut on = Features::default();
     for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {

@@ -103,8 +103,10 @@ pub enum Op {
     Write,
     /// Read a byte from the shared stream.
     Read,
-    /// `time::timeout(LIMIT, …)` of this work, in a thread with this number.
-    Timeout(Work, usize),
+    /// `time::timeout` of this work (its limit [`LIMIT`], or zero if `true`),
+    /// which the model numbers as a thread of its own: a frame of the
+    /// caller's green thread, which runs it.
+    Timeout(Work, usize, bool),
     Return(u32),
 }
 
@@ -114,6 +116,8 @@ pub enum Outcome {
     Value(u32),
     Panicked(u32),
     Cancelled,
+    /// A `timeout`'s work unwound by its deadline (never joined).
+    Expired,
 }
 
 /// The outcome of the operation a `Select` completed.
@@ -151,14 +155,12 @@ pub enum Seen {
     End,
 }
 
-/// Which operations the generator may choose, each a switch: the lead turns
-/// on what the fixes of issue 22 make pass (see `runtime_model.rs`).
+/// Which operations the generator may choose, each a switch (all on by
+/// default: see `runtime_model.rs`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Features {
     pub channels: bool,
-    /// `recv_timeout`: one that gets its message in time leaves its timer,
-    /// which wakes the thread later wherever it waits then and reorders the
-    /// run queue (issue 22, item 8).
+    /// `recv_timeout` (its timer goes with its wait: issue 22, item 8).
     pub recv_timeout: bool,
     pub select: bool,
     pub mutex: bool,
@@ -167,10 +169,10 @@ pub struct Features {
     pub join: bool,
     pub cancel: bool,
     pub panic: bool,
-    /// Several threads accept on one `Rc<TcpListener>` (issue 22, item 4).
+    /// Several threads accept on one `TcpListener` and read one `TcpStream`
+    /// (issue 22, item 4).
     pub socket: bool,
-    /// `time::timeout`: a finished one keeps its timer (item 8), and
-    /// `Elapsed` comes back before the work has unwound (item 15).
+    /// `time::timeout`, of a limit or of zero (issue 22, items 8, 15, 16).
     pub timeout: bool,
     /// Cancel a thread that unwinds from its own panic, or panic in one that
     /// is being cancelled, with destructors that wait (issue 22, item 3).
@@ -235,14 +237,13 @@ enum Wait {
     },
     Accept,
     Read,
-    /// In `timeout`, until the limit or the work's end.
+    /// In `timeout`, running its work (thread `work`) until it ends; its
+    /// deadline is no earlier than `until`. Neither queued nor woken: the
+    /// work runs on this green thread.
     Timeout {
         work: usize,
         until: Instant,
     },
-    /// In `timeout` past the limit: the work is cancelled, and `timeout`
-    /// returns once it has unwound (item 15).
-    Unwinding(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,8 +272,16 @@ struct Thread {
     /// What it will report next.
     expect: Option<Seen>,
     /// A `timeout`'s work thread: its next operation (its work, then a
-    /// return), and the thread that waits for it.
+    /// return), and the thread that called `timeout`.
     work: Option<(Op, usize)>,
+    /// A work thread whose deadline has passed at a park (the model learns
+    /// it when the thread comes back, see [`Model::arrive`]).
+    expired: bool,
+    /// Owed an unwind (a cancel, or its deadline) that it could not take
+    /// because a thread was unwinding; or woken for one it no longer owes.
+    /// The scheduler wakes it once no thread unwinds: it may run at a time
+    /// the model does not know (see [`Model::unwinding`]).
+    owed: bool,
 }
 
 impl Thread {
@@ -290,21 +299,31 @@ impl Thread {
             joiner: None,
             expect: None,
             work: None,
+            expired: false,
+            owed: false,
         }
     }
 
     /// Parked where a timer or a socket wakes it, at a time the model does
-    /// not know.
-    fn flexible(&self) -> bool {
-        matches!(
+    /// not know: a timed wait, or any wait of a `timeout`'s work (whose
+    /// deadline's timer wakes it).
+    fn timed(&self) -> bool {
+        let timed = matches!(
             self.wait,
             Wait::Sleep(_)
                 | Wait::DtorSleep(_)
                 | Wait::Accept
                 | Wait::Read
                 | Wait::Recv { until: Some(_), .. }
-                | Wait::Timeout { .. }
-        ) && matches!(self.run, Run::Parked | Run::Queued)
+        );
+        let work = self.work.is_some() && self.wait != Wait::None;
+        (timed || work) && matches!(self.run, Run::Parked | Run::Queued)
+    }
+
+    /// In the middle of an unwind (of a panic, a cancel or a deadline).
+    fn unwinding(&self) -> bool {
+        self.outcome.is_none()
+            && matches!(self.ending, Some((why, _)) if !matches!(why, Outcome::Value(_)))
     }
 }
 
@@ -488,7 +507,12 @@ impl Model {
             let w = self.threads.len();
             let mut works = vec![Work::Yield, Work::Sleep];
             works.extend((0..CHANNELS).map(Work::Recv));
-            group(works.into_iter().map(|work| Op::Timeout(work, w)).collect());
+            group(
+                works
+                    .into_iter()
+                    .flat_map(|work| [Op::Timeout(work, w, false), Op::Timeout(work, w, true)])
+                    .collect(),
+            );
         }
         if me != MAIN {
             group(vec![Op::Return(0)]);
@@ -566,21 +590,84 @@ impl Model {
         self.current = None;
     }
 
-    /// A queued thread whose run reports nothing: a notified condvar waiter
-    /// that will find the mutex taken.
-    fn silent_front(&self) -> Option<usize> {
-        let &t = self.queue.front()?;
-        let thread = &self.threads[t];
-        let relock = thread.wait == Wait::Condvar { notified: true };
-        (relock && thread.cancel != Cancel::Requested && self.locked).then_some(t)
+    /// Whether a thread of the runtime is in the middle of an unwind: std's
+    /// panic count is per OS thread, so then no thread is handed one (the
+    /// scheduler's `interrupt`).
+    fn unwinding(&self) -> bool {
+        self.threads.iter().any(Thread::unwinding)
     }
 
-    /// Runs the silent thread at the front: it queues on the mutex again.
+    /// `t` has an unwind to take: a cancel, or (a work) its deadline.
+    fn pending(&self, t: usize) -> bool {
+        let thread = &self.threads[t];
+        thread.cancel == Cancel::Requested || thread.expired
+    }
+
+    /// `t`, parking or resuming now, unwinds: it has one pending, and no
+    /// thread unwinds (else it is owed, and its wait goes on).
+    fn unwinds_now(&self, t: usize) -> bool {
+        self.pending(t) && !self.unwinding()
+    }
+
+    /// Whether `t` may run (and report) at a time the model does not know:
+    /// a timed wait; or owed a wake-up, which the scheduler gives once no
+    /// thread unwinds (or queued by one given before: it runs ahead of its
+    /// place in the model's queue).
+    fn flexible(&self, t: usize) -> bool {
+        let thread = &self.threads[t];
+        let owed = thread.owed
+            && (thread.run == Run::Queued || thread.run == Run::Parked && !self.unwinding());
+        thread.timed() || owed
+    }
+
+    /// Whether something will wake parked `t`: a timer or a socket, or the
+    /// end of the unwinds for an unwind it is owed.
+    fn wakeable(&self, t: usize) -> bool {
+        let thread = &self.threads[t];
+        let owed = thread.owed && self.pending(t) && thread.run == Run::Parked;
+        thread.timed() || owed && !self.unwinding()
+    }
+
+    /// Whether what `t` waits for has come (for a wait the model can tell).
+    fn wait_done(&self, t: usize) -> bool {
+        match self.threads[t].wait {
+            Wait::None | Wait::Yield => true,
+            Wait::Recv { status, .. } => status != Status::Waiting,
+            Wait::Send { done, .. } => done,
+            Wait::Lock { granted } | Wait::Relock { granted } => granted,
+            Wait::Condvar { notified } => notified,
+            Wait::Join(of) => self.threads[of].outcome.is_some(),
+            Wait::Select { token, .. } => token.is_some(),
+            Wait::Sleep(_) | Wait::DtorSleep(_) | Wait::Accept | Wait::Read => false,
+            Wait::Timeout { .. } => false,
+        }
+    }
+
+    /// A queued thread whose run reports nothing: a notified condvar waiter
+    /// that will find the mutex taken, or a thread owed an unwind (while
+    /// another unwinds) whose wait goes on.
+    fn silent_front(&self) -> Option<usize> {
+        let &t = self.queue.front()?;
+        if self.unwinds_now(t) {
+            return None;
+        }
+        let relock = self.threads[t].wait == Wait::Condvar { notified: true } && self.locked;
+        let owes = self.pending(t) && !self.wait_done(t);
+        (relock || owes).then_some(t)
+    }
+
+    /// Runs the silent thread at the front: it queues on the mutex again, or
+    /// parks again, owed its unwind.
     fn run_silent(&mut self, t: usize) {
         self.queue.pop_front();
-        self.threads[t].wait = Wait::Relock { granted: false };
+        if self.pending(t) {
+            self.threads[t].owed = true;
+        }
         self.threads[t].run = Run::Parked;
-        self.mutex_waiters.push_back(t);
+        if self.threads[t].wait == (Wait::Condvar { notified: true }) {
+            self.threads[t].wait = Wait::Relock { granted: false };
+            self.mutex_waiters.push_back(t);
+        }
     }
 
     fn settle(&mut self) {
@@ -595,7 +682,7 @@ impl Model {
             return;
         }
         self.settle();
-        let waiting = self.threads.iter().any(Thread::flexible);
+        let waiting = (0..self.threads.len()).any(|t| self.wakeable(t));
         if self.queue.is_empty() && !waiting {
             self.phase = Phase::Deadlock;
         }
@@ -603,6 +690,9 @@ impl Model {
 
     /// The models that `me` arriving (reporting, or choosing an operation)
     /// leaves: one, or one per number of silent threads it may have overtaken.
+    /// A work whose deadline may have passed (by the clock, read after the
+    /// runtime's) may have seen it passed, here or at the park it comes back
+    /// from (that park then unwound at once): one model each.
     pub fn arrive(self, me: usize, now: Instant) -> Step<Vec<Model>> {
         if self.current == Some(me) {
             return Ok(vec![self]);
@@ -610,26 +700,39 @@ impl Model {
         if let Some(other) = self.current {
             return Err(format!("thread {me} runs, but thread {other} should"));
         }
-        if let Some(caller) = self.elapsed_caller(me, now)
-            && self.threads[caller].run == Run::Parked
-        {
-            // The timeout's timer may have run it already: it cancelled its
-            // work (this thread), and waits for its unwind.
-            let mut cancelled = self.clone();
-            cancelled.threads[caller].wait = Wait::Unwinding(me);
-            cancelled.cancel(me);
-            cancelled.queue.retain(|&t| t != me);
-            cancelled.resume(me, now)?;
-            let mut variants = self.arrive_unchanged(me, now).unwrap_or_default();
-            variants.push(cancelled);
-            return Ok(variants);
+        let mut variants = vec![];
+        if self.deadline(me).is_some_and(|until| now >= until) && !self.threads[me].expired {
+            let mut expired = self.clone();
+            expired.threads[me].expired = true;
+            variants.push(expired);
         }
-        self.arrive_unchanged(me, now)
+        variants.push(self);
+        let mut error = None;
+        let mut kept = Vec::new();
+        for model in variants {
+            match model.arrive_unchanged(me, now) {
+                Ok(models) => kept.extend(models),
+                Err(why) => error = error.or(Some(why)),
+            }
+        }
+        match error {
+            Some(why) if kept.is_empty() => Err(why),
+            _ => Ok(kept),
+        }
     }
 
-    /// [`arrive`](Model::arrive), when no timer cancelled the thread.
+    /// The deadline of work thread `w` (no earlier than this).
+    fn deadline(&self, w: usize) -> Option<Instant> {
+        let (_, caller) = self.threads[w].work?;
+        match self.threads[caller].wait {
+            Wait::Timeout { work, until } if work == w => Some(until),
+            _ => None,
+        }
+    }
+
+    /// [`arrive`](Model::arrive), once the deadline is settled.
     fn arrive_unchanged(mut self, me: usize, now: Instant) -> Step<Vec<Model>> {
-        if self.threads[me].flexible() {
+        if self.flexible(me) {
             let mut variants = vec![self.clone()];
             while let Some(t) = self.silent_front() {
                 self.run_silent(t);
@@ -665,8 +768,13 @@ impl Model {
             return Ok(());
         }
         let wait = std::mem::replace(&mut thread.wait, Wait::None);
-        if thread.cancel == Cancel::Requested {
-            return self.deliver_cancel(t, wait);
+        if self.unwinds_now(t) {
+            return self.deliver(t, wait);
+        }
+        if self.pending(t) {
+            // Owed: the park returns as a spurious wake-up would, and the
+            // wait goes on (it reports only if it is over).
+            self.threads[t].owed = true;
         }
         let seen = match wait {
             Wait::None => return Err(format!("model: thread {t} resumed without a wait")),
@@ -699,6 +807,9 @@ impl Model {
                     self.threads[t].held.push(Held::Guard);
                     Seen::Locked
                 }
+            }
+            Wait::Condvar { notified: true } if self.locked => {
+                return Err(format!("thread {t} woke, but it queues on the mutex"));
             }
             Wait::Condvar { notified: true } => {
                 // Not silent: the mutex is free, and nobody waits for it.
@@ -736,22 +847,7 @@ impl Model {
             }
             Wait::Accept => Seen::Accepted,
             Wait::Read => Seen::Read,
-            Wait::Timeout { work, until } => match self.threads[work].outcome {
-                Some(Outcome::Value(_)) => Seen::InTime,
-                Some(outcome) => return Err(format!("model: timeout work ended {outcome:?}")),
-                None if now >= until => {
-                    return Err(format!(
-                        "thread {t}: timeout returned while its work (thread {work}) still runs \
-                         (item 15: Elapsed once the work has unwound)"
-                    ));
-                }
-                None => return Err(format!("thread {t} woke in a timeout early")),
-            },
-            Wait::Unwinding(work) => match self.threads[work].outcome {
-                Some(Outcome::Cancelled) => Seen::Elapsed,
-                outcome => return Err(format!("model: timeout work ended {outcome:?}")),
-            },
-            wait => return Err(format!("model: thread {t} woke in {wait:?}")),
+            wait => return Err(format!("thread {t} woke in {wait:?}")),
         };
         self.threads[t].expect = Some(seen);
         Ok(())
@@ -767,16 +863,22 @@ impl Model {
         held[lent] = Held::Guard;
     }
 
-    /// `t` resumes cancelled from `wait`: undo the wait (what was handed to it
-    /// goes on), then unwind.
-    fn deliver_cancel(&mut self, t: usize, wait: Wait) -> Step<()> {
-        self.threads[t].cancel = Cancel::Delivered;
+    /// `t` unwinds from `wait` (its cancel, else its deadline): undo the wait
+    /// (what was handed to it goes on), then unwind.
+    fn deliver(&mut self, t: usize, wait: Wait) -> Step<()> {
+        let thread = &mut self.threads[t];
+        let why = if thread.cancel == Cancel::Requested {
+            thread.cancel = Cancel::Delivered;
+            Outcome::Cancelled
+        } else {
+            Outcome::Expired
+        };
         match wait {
             Wait::None | Wait::Yield | Wait::Join(_) | Wait::Sleep(_) => {}
             Wait::DtorSleep(_) => {
                 // Cancelled in a destructor of a return: the rest unwinds.
                 if let Some((_, next)) = self.threads[t].ending {
-                    self.threads[t].ending = Some((Outcome::Cancelled, next));
+                    self.threads[t].ending = Some((why, next));
                     return self.unwind_next(t);
                 }
             }
@@ -823,11 +925,9 @@ impl Model {
             }
             Wait::Accept => self.accepts -= 1,
             Wait::Read => self.reads -= 1,
-            // Its work is cancelled with it.
-            Wait::Timeout { work, .. } => self.cancel(work),
-            Wait::Unwinding(_) => {}
+            Wait::Timeout { .. } => return Err(format!("model: thread {t} unwinds in a timeout")),
         }
-        self.begin_unwind(t, Outcome::Cancelled)
+        self.begin_unwind(t, why)
     }
 
     fn begin_unwind(&mut self, t: usize, why: Outcome) -> Step<()> {
@@ -869,9 +969,12 @@ impl Model {
         }
         match seen {
             Seen::DtorSleep => {
-                if self.threads[me].cancel == Cancel::Requested {
+                if self.unwinds_now(me) {
                     // It parks, and its cancel is delivered there.
-                    return self.deliver_cancel(me, Wait::DtorSleep(now));
+                    return self.deliver(me, Wait::DtorSleep(now));
+                }
+                if self.pending(me) {
+                    self.threads[me].owed = true;
                 }
                 self.threads[me].wait = Wait::DtorSleep(now + SHORT);
                 self.stop(me, Run::Parked);
@@ -884,12 +987,11 @@ impl Model {
                 thread.outcome = Some(why);
                 thread.run = Run::Done;
                 self.current = None;
-                let waits = |wait: Wait| match wait {
-                    Wait::Join(t) | Wait::Unwinding(t) | Wait::Timeout { work: t, .. } => t == me,
-                    _ => false,
-                };
+                if let Some((_, caller)) = self.threads[me].work {
+                    return self.timeout_returns(caller, me, why);
+                }
                 if let Some(joiner) = self.threads[me].joiner.take()
-                    && waits(self.threads[joiner].wait)
+                    && self.threads[joiner].wait == Wait::Join(me)
                 {
                     self.wake(joiner);
                 }
@@ -901,6 +1003,28 @@ impl Model {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// Work `w` of the `timeout` that `caller` is in ended `why`: the caller
+    /// goes on at once, on the same green thread, which takes its cancel and
+    /// the wake-up it may be owed back.
+    fn timeout_returns(&mut self, caller: usize, w: usize, why: Outcome) -> Step<()> {
+        let (cancel, owed) = (self.threads[w].cancel, self.threads[w].owed);
+        let thread = &mut self.threads[caller];
+        thread.wait = Wait::None;
+        thread.run = Run::Running;
+        thread.owed = owed;
+        thread.cancel = cancel;
+        self.current = Some(caller);
+        let seen = match why {
+            Outcome::Value(_) => Seen::InTime,
+            Outcome::Expired => Seen::Elapsed,
+            // Not `timeout`'s: the unwind goes on through the caller.
+            Outcome::Cancelled => return self.begin_unwind(caller, why),
+            Outcome::Panicked(_) => return Err(format!("model: timeout work ended {why:?}")),
+        };
+        self.threads[caller].expect = Some(seen);
         Ok(())
     }
 
@@ -920,8 +1044,11 @@ impl Model {
     /// may make).
     pub fn apply(mut self, me: usize, op: Op, now: Instant) -> Step<Vec<Model>> {
         let park = |m: &mut Model, wait: Wait| -> Step<()> {
-            if m.threads[me].cancel == Cancel::Requested {
-                return m.deliver_cancel(me, Wait::None);
+            if m.unwinds_now(me) {
+                return m.deliver(me, Wait::None);
+            }
+            if m.pending(me) {
+                m.threads[me].owed = true;
             }
             m.threads[me].wait = wait;
             m.stop(me, Run::Parked);
@@ -934,9 +1061,12 @@ impl Model {
         let mut seen = Seen::Done;
         match op {
             Op::Yield => {
-                if self.threads[me].cancel == Cancel::Requested {
-                    self.deliver_cancel(me, Wait::None)?;
+                if self.unwinds_now(me) {
+                    self.deliver(me, Wait::None)?;
                 } else {
+                    if self.pending(me) {
+                        self.threads[me].owed = true;
+                    }
                     self.threads[me].wait = Wait::Yield;
                     self.stop(me, Run::Queued);
                 }
@@ -948,8 +1078,8 @@ impl Model {
                     self.drop_sender(c);
                 } else {
                     let wait = Wait::Send { c, v, done: false };
-                    if self.threads[me].cancel == Cancel::Requested {
-                        self.deliver_cancel(me, wait)?;
+                    if self.unwinds_now(me) {
+                        self.deliver(me, wait)?;
                     } else {
                         self.chans[c].send_waiters.push_back(me);
                         park(&mut self, wait)?;
@@ -967,7 +1097,7 @@ impl Model {
                 Err(Seen::Disconnected) => seen = Seen::Disconnected,
                 Err(_) => {
                     let until = matches!(op, Op::RecvTimeout(_)).then_some(now + SHORT);
-                    if self.threads[me].cancel != Cancel::Requested {
+                    if !self.unwinds_now(me) {
                         self.chans[c].recv_waiters.push_back(me);
                     }
                     let status = Status::Waiting;
@@ -988,7 +1118,7 @@ impl Model {
             Op::Select(recv, other, send) => return self.select(me, recv, other, send),
             Op::Lock => {
                 if self.locked {
-                    if self.threads[me].cancel != Cancel::Requested {
+                    if !self.unwinds_now(me) {
                         self.mutex_waiters.push_back(me);
                     }
                     park(&mut self, Wait::Lock { granted: false })?;
@@ -1023,7 +1153,7 @@ impl Model {
                     .position(|&h| h == Held::Guard)
                     .expect("a guard");
                 held[at] = Held::Lent;
-                if self.threads[me].cancel != Cancel::Requested {
+                if !self.unwinds_now(me) {
                     self.cv_waiters.push_back(me);
                 }
                 self.release();
@@ -1046,7 +1176,7 @@ impl Model {
                 match self.threads[t].outcome {
                     Some(outcome) => seen = Seen::Joined(outcome),
                     None => {
-                        if self.threads[me].cancel != Cancel::Requested {
+                        if !self.unwinds_now(me) {
                             self.threads[t].joiner = Some(me);
                         }
                         park(&mut self, Wait::Join(t))?;
@@ -1055,22 +1185,29 @@ impl Model {
                 }
             }
             Op::Cancel(t) => self.cancel(t),
-            Op::Timeout(work, w) => {
+            Op::Timeout(work, w, zero) => {
                 if self.threads.len() != w {
                     return Err(format!("model: timeout work numbered {w}"));
                 }
+                // The work runs at once, on this green thread: its cancel
+                // (and owed wake-up) go with it. A zero limit has passed at
+                // its first wait.
+                let caller = &mut self.threads[me];
                 let mut thread = Thread::new(false);
                 thread.work = Some((work.op(), me));
-                thread.joiner = Some(me);
+                thread.run = Run::Running;
+                thread.started = true;
+                thread.expired = zero;
+                thread.cancel = std::mem::replace(&mut caller.cancel, Cancel::No);
+                thread.owed = std::mem::take(&mut caller.owed);
+                let limit = if zero { Duration::ZERO } else { LIMIT };
+                caller.wait = Wait::Timeout {
+                    work: w,
+                    until: now + limit,
+                };
+                caller.run = Run::Parked;
                 self.threads.push(thread);
-                self.queue.push_back(w);
-                park(
-                    &mut self,
-                    Wait::Timeout {
-                        work: w,
-                        until: now + LIMIT,
-                    },
-                )?;
+                self.current = Some(w);
                 return Ok(vec![self]);
             }
             Op::Panic(_) | Op::Return(_) => {
@@ -1112,29 +1249,23 @@ impl Model {
         Ok(vec![self])
     }
 
-    fn cancel(&mut self, t: usize) {
+    /// Cancels `t`'s green thread: the work of the `timeout` it is in, if it
+    /// is in one.
+    fn cancel(&mut self, mut t: usize) {
+        while let Wait::Timeout { work, .. } = self.threads[t].wait {
+            t = work;
+        }
         let target = &mut self.threads[t];
         if target.outcome.is_none() && target.cancel == Cancel::No {
-            if target.panicking {
-                // Already unwinding: never a second unwind (item 3).
+            if target.unwinding() {
+                // Already unwinding: never a second unwind (item 3). (It is
+                // woken, and its destructor's sleep parks again.)
                 target.cancel = Cancel::Delivered;
             } else {
                 target.cancel = Cancel::Requested;
                 self.wake(t);
             }
         }
-    }
-
-    /// The `timeout` waiting for work thread `w`, if its limit has passed
-    /// (then its timer may have run it, silently: it cancelled `w` and waits
-    /// for its unwind).
-    fn elapsed_caller(&self, w: usize, now: Instant) -> Option<usize> {
-        let (_, caller) = self.threads[w].work?;
-        let waiting = matches!(
-            self.threads[caller].wait,
-            Wait::Timeout { work, until } if work == w && now >= until
-        );
-        (waiting && self.threads[w].outcome.is_none()).then_some(caller)
     }
 
     fn select(
@@ -1199,10 +1330,13 @@ impl Model {
             send,
             token: None,
         };
-        if self.threads[me].cancel == Cancel::Requested {
+        if self.unwinds_now(me) {
             self.threads[me].wait = wait;
-            self.deliver_cancel(me, wait)?;
+            self.deliver(me, wait)?;
             return Ok(vec![self]);
+        }
+        if self.pending(me) {
+            self.threads[me].owed = true;
         }
         self.chans[recv].recv_waiters.push_back(me);
         match send {
