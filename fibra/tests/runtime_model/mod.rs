@@ -44,13 +44,13 @@ use fibra::sync::channel::{
 };
 use fibra::sync::{Condvar, Mutex, MutexGuard};
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::io::{Read as _, Write as _};
 use std::net::SocketAddr;
 use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Once, OnceLock, mpsc};
+use std::sync::{Once, mpsc};
 use std::time::{Duration, Instant};
 
 /// How long the watchdog waits for a step before it calls the run a hang.
@@ -360,32 +360,42 @@ enum Ask {
     Write,
 }
 
-/// Asks the client OS thread (started on first use) to do `ask`.
+/// Asks the client OS thread of this test thread (started on first use; the
+/// tests run in parallel, and each program has its stream) to do `ask`, and
+/// waits until it has: an ask left over from a program that ended may
+/// otherwise connect to the next program's listener (the port may be the
+/// same again) and be taken for its client's connection.
 fn client(ask: Ask) {
-    static CLIENT: OnceLock<std::sync::Mutex<mpsc::Sender<Ask>>> = OnceLock::new();
-    let client = CLIENT.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<Ask>();
-        std::thread::spawn(move || {
-            let mut kept = None;
-            // Errors are left to the program to see (its accept or read
-            // waits on): a write may come after its program has ended and
-            // closed the other side.
-            for ask in rx {
-                // The kernel completes the handshake; accept finds it queued.
-                match ask {
-                    Ask::Connect(addr) => drop(std::net::TcpStream::connect(addr)),
-                    Ask::Open(addr) => kept = std::net::TcpStream::connect(addr).ok(),
-                    Ask::Write => {
-                        if let Some(stream) = &mut kept {
-                            let _ = stream.write_all(&[1]);
+    thread_local! {
+        static CLIENT: OnceCell<(mpsc::Sender<Ask>, mpsc::Receiver<()>)> = const { OnceCell::new() };
+    }
+    CLIENT.with(|client| {
+        let (asks, done) = client.get_or_init(|| {
+            let (tx, rx) = mpsc::channel::<Ask>();
+            let (done_tx, done_rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                let mut kept = None;
+                // Errors are left to the program to see (its accept or read
+                // waits on).
+                for ask in rx {
+                    // The kernel completes the handshake; accept finds it queued.
+                    match ask {
+                        Ask::Connect(addr) => drop(std::net::TcpStream::connect(addr)),
+                        Ask::Open(addr) => kept = std::net::TcpStream::connect(addr).ok(),
+                        Ask::Write => {
+                            if let Some(stream) = &mut kept {
+                                let _ = stream.write_all(&[1]);
+                            }
                         }
                     }
+                    let _ = done_tx.send(());
                 }
-            }
+            });
+            (tx, done_rx)
         });
-        std::sync::Mutex::new(tx)
+        asks.send(ask).unwrap();
+        done.recv().unwrap();
     });
-    client.lock().unwrap().send(ask).unwrap();
 }
 
 /// A thread's body: the interpreter.

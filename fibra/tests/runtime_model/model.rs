@@ -52,20 +52,33 @@ pub const LIMIT: Duration = Duration::from_millis(5);
 /// At most this many `timeout` work threads a program (after the others).
 const WORKS: usize = 4;
 
-/// What the green thread of a `time::timeout` does, before it returns.
+/// What the work of a `time::timeout` does, before it returns: keep a value
+/// whose destructor sleeps (if `hold`), then one operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Work {
+pub struct Work {
+    pub hold: bool,
+    pub then: WorkOp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkOp {
     Yield,
     Sleep,
     Recv(usize),
 }
 
 impl Work {
-    fn op(self) -> Op {
-        match self {
-            Work::Yield => Op::Yield,
-            Work::Sleep => Op::Sleep,
-            Work::Recv(c) => Op::Recv(c),
+    /// Its first two operations (a return follows).
+    fn ops(self) -> (Op, Op) {
+        let then = match self.then {
+            WorkOp::Yield => Op::Yield,
+            WorkOp::Sleep => Op::Sleep,
+            WorkOp::Recv(c) => Op::Recv(c),
+        };
+        if self.hold {
+            (Op::HoldSleeper, then)
+        } else {
+            (then, Op::Return(0))
         }
     }
 }
@@ -271,9 +284,9 @@ struct Thread {
     joiner: Option<usize>,
     /// What it will report next.
     expect: Option<Seen>,
-    /// A `timeout`'s work thread: its next operation (its work, then a
+    /// A `timeout`'s work thread: its next two operations (its work, then a
     /// return), and the thread that called `timeout`.
-    work: Option<(Op, usize)>,
+    work: Option<(Op, Op, usize)>,
     /// A work thread whose deadline has passed at a park (the model learns
     /// it when the thread comes back, see [`Model::arrive`]).
     expired: bool,
@@ -407,7 +420,7 @@ impl Model {
     /// with many variants (selects) is not chosen more often for it.
     pub fn allowed(&self, me: usize, winding_down: bool, f: &Features) -> Vec<Vec<Op>> {
         let t = &self.threads[me];
-        if let Some((op, _)) = t.work {
+        if let Some((op, _, _)) = t.work {
             return vec![vec![op]];
         }
         let others = || (1..THREADS).filter(move |&o| o != me && self.threads[o].handle);
@@ -505,11 +518,13 @@ impl Model {
         }
         if f.timeout && self.threads.len() < THREADS + WORKS {
             let w = self.threads.len();
-            let mut works = vec![Work::Yield, Work::Sleep];
-            works.extend((0..CHANNELS).map(Work::Recv));
+            let mut then = vec![WorkOp::Yield, WorkOp::Sleep];
+            then.extend((0..CHANNELS).map(WorkOp::Recv));
+            let works = then
+                .into_iter()
+                .flat_map(|then| [false, true].map(|hold| Work { hold, then }));
             group(
                 works
-                    .into_iter()
                     .flat_map(|work| [Op::Timeout(work, w, false), Op::Timeout(work, w, true)])
                     .collect(),
             );
@@ -723,7 +738,7 @@ impl Model {
 
     /// The deadline of work thread `w` (no earlier than this).
     fn deadline(&self, w: usize) -> Option<Instant> {
-        let (_, caller) = self.threads[w].work?;
+        let (_, _, caller) = self.threads[w].work?;
         match self.threads[caller].wait {
             Wait::Timeout { work, until } if work == w => Some(until),
             _ => None,
@@ -987,7 +1002,7 @@ impl Model {
                 thread.outcome = Some(why);
                 thread.run = Run::Done;
                 self.current = None;
-                if let Some((_, caller)) = self.threads[me].work {
+                if let Some((_, _, caller)) = self.threads[me].work {
                     return self.timeout_returns(caller, me, why);
                 }
                 if let Some(joiner) = self.threads[me].joiner.take()
@@ -1055,8 +1070,8 @@ impl Model {
             m.check_deadlock();
             Ok(())
         };
-        if let Some((next, _)) = &mut self.threads[me].work {
-            *next = Op::Return(0);
+        if let Some((next, then, _)) = &mut self.threads[me].work {
+            *next = std::mem::replace(then, Op::Return(0));
         }
         let mut seen = Seen::Done;
         match op {
@@ -1194,7 +1209,8 @@ impl Model {
                 // its first wait.
                 let caller = &mut self.threads[me];
                 let mut thread = Thread::new(false);
-                thread.work = Some((work.op(), me));
+                let (first, then) = work.ops();
+                thread.work = Some((first, then, me));
                 thread.run = Run::Running;
                 thread.started = true;
                 thread.expired = zero;
@@ -1257,9 +1273,12 @@ impl Model {
         }
         let target = &mut self.threads[t];
         if target.outcome.is_none() && target.cancel == Cancel::No {
-            if target.unwinding() {
-                // Already unwinding: never a second unwind (item 3). (It is
-                // woken, and its destructor's sleep parks again.)
+            let ends = !matches!(target.ending, Some((Outcome::Expired, _)));
+            if target.unwinding() && ends {
+                // Already unwinding, to its end: never a second unwind (item
+                // 3). (It is woken, and its destructor's sleep parks again.)
+                // A deadline's unwind ends in its `timeout`: the cancel is
+                // taken after (owed until then).
                 target.cancel = Cancel::Delivered;
             } else {
                 target.cancel = Cancel::Requested;
