@@ -40,7 +40,7 @@ use model::{LIMIT, MAIN, Model, Op, Outcome, Phase, Picked, SHORT, Seen, THREADS
 use fibra::net::{TcpListener, TcpStream};
 use fibra::runtime::{JoinError, JoinHandle};
 use fibra::sync::channel::{
-    self, Receiver, RecvTimeoutError, Select, Sender, TryRecvError, TrySendError,
+    self, Receiver, RecvTimeoutError, Select, SendTimeoutError, Sender, TryRecvError, TrySendError,
 };
 use fibra::sync::{Condvar, Mutex, MutexGuard};
 use std::any::Any;
@@ -128,6 +128,7 @@ impl Choices {
         match op {
             Op::Send(c, _) => Op::Send(c, value),
             Op::TrySend(c, _) => Op::TrySend(c, value),
+            Op::SendTimeout(c, _) => Op::SendTimeout(c, value),
             Op::Select(r, o, Some(_)) => Op::Select(r, o, Some(value)),
             Op::Panic(_) => Op::Panic(value),
             Op::Return(_) => Op::Return(value),
@@ -416,6 +417,11 @@ fn body(world: &Rc<World>, me: usize) -> u32 {
                     Err(_) => Seen::Disconnected,
                 }
             }
+            Op::SendTimeout(c, v) => match world.sender(c).send_timeout(v, SHORT) {
+                Ok(()) => Seen::Done,
+                Err(SendTimeoutError::Timeout(_)) => Seen::TimedOut,
+                Err(SendTimeoutError::Disconnected(_)) => Seen::Disconnected,
+            },
             Op::TrySend(c, v) => match world.sender(c).try_send(v) {
                 Ok(()) => Seen::Done,
                 Err(TrySendError::Full(_)) => Seen::Full,

@@ -89,6 +89,7 @@ pub enum Op {
     Yield,
     Send(usize, u32),
     TrySend(usize, u32),
+    SendTimeout(usize, u32),
     Recv(usize),
     TryRecv(usize),
     RecvTimeout(usize),
@@ -173,7 +174,8 @@ pub enum Seen {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Features {
     pub channels: bool,
-    /// `recv_timeout` (its timer goes with its wait: issue 22, item 8).
+    /// `recv_timeout` and `send_timeout` (a timer goes with its wait: issue
+    /// 22, item 8).
     pub recv_timeout: bool,
     pub select: bool,
     pub mutex: bool,
@@ -228,6 +230,7 @@ enum Wait {
         c: usize,
         v: u32,
         done: bool,
+        until: Option<Instant>,
     },
     Lock {
         granted: bool,
@@ -328,6 +331,7 @@ impl Thread {
                 | Wait::Accept
                 | Wait::Read
                 | Wait::Recv { until: Some(_), .. }
+                | Wait::Send { until: Some(_), .. }
         );
         let work = self.work.is_some() && self.wait != Wait::None;
         (timed || work) && matches!(self.run, Run::Parked | Run::Queued)
@@ -452,6 +456,8 @@ impl Model {
             group((0..CHANNELS).map(Op::TryRecv).collect());
             if f.recv_timeout {
                 group((0..CHANNELS).map(Op::RecvTimeout).collect());
+                let senders = (0..CHANNELS).filter(|&c| self.chans[c].shared_sender);
+                group(senders.map(|c| Op::SendTimeout(c, 0)).collect());
             }
         }
         if f.select {
@@ -813,6 +819,18 @@ impl Model {
                 self.drop_sender(c);
                 Seen::Done
             }
+            Wait::Send {
+                c,
+                until: Some(until),
+                ..
+            } => {
+                if now < until {
+                    return Err(format!("thread {t} timed out early"));
+                }
+                self.chans[c].send_waiters.retain(|&w| w != t);
+                self.drop_sender(c);
+                Seen::TimedOut
+            }
             Wait::Lock { granted: true } | Wait::Relock { granted: true } => {
                 self.mutex_waiters.retain(|&w| w != t);
                 if let Wait::Relock { .. } = wait {
@@ -1087,12 +1105,18 @@ impl Model {
                 }
                 return Ok(vec![self]);
             }
-            Op::Send(c, v) => {
+            Op::Send(c, v) | Op::SendTimeout(c, v) => {
                 self.chans[c].senders += 1;
                 if self.try_send(c, v).is_ok() {
                     self.drop_sender(c);
                 } else {
-                    let wait = Wait::Send { c, v, done: false };
+                    let until = matches!(op, Op::SendTimeout(..)).then_some(now + SHORT);
+                    let wait = Wait::Send {
+                        c,
+                        v,
+                        done: false,
+                        until,
+                    };
                     if self.unwinds_now(me) {
                         self.deliver(me, wait)?;
                     } else {
