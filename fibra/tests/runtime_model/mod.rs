@@ -35,7 +35,7 @@
 mod model;
 
 pub use model::Features;
-use model::{LIMIT, MAIN, Model, Op, Outcome, Phase, Picked, SHORT, Seen, THREADS};
+use model::{LIMIT, MAIN, Model, Op, Outcome, Phase, Picked, SHORT, Seen, THREADS, each};
 
 use fibra::net::{TcpListener, TcpStream};
 use fibra::runtime::{JoinError, JoinHandle};
@@ -211,7 +211,7 @@ impl Harness {
         let now = Instant::now();
         let arrived = self.advance(|m| {
             let models = m.arrive(me, now)?;
-            surviving(models, |m| m.ready_for_op(me))
+            each(models, |m| m.ready_for_op(me).map(|()| vec![m]))
         });
         if !arrived {
             // The run is over: threads that still start just end.
@@ -232,7 +232,7 @@ impl Harness {
         self.note(format!("{me}: -> {seen:?}"));
         self.advance(|m| {
             let models = m.arrive(me, now)?;
-            surviving(models, |m| m.report(me, seen, now))
+            each(models, |m| m.report(me, seen, now))
         });
     }
 
@@ -258,25 +258,6 @@ impl Harness {
         if !self.models.iter().any(|m| m.phase == wanted) {
             self.fail(&format!("run ended as {wanted:?}, which no model predicts"));
         }
-    }
-}
-
-/// The models that `check` leaves, or its first error if none.
-fn surviving(
-    models: Vec<Model>,
-    mut check: impl FnMut(&mut Model) -> Result<(), String>,
-) -> Result<Vec<Model>, String> {
-    let mut error = None;
-    let mut kept = Vec::new();
-    for mut model in models {
-        match check(&mut model) {
-            Ok(()) => kept.push(model),
-            Err(why) => error = error.or(Some(why)),
-        }
-    }
-    match error {
-        Some(why) if kept.is_empty() => Err(why),
-        _ => Ok(kept),
     }
 }
 

@@ -298,6 +298,9 @@ struct Thread {
     /// The scheduler wakes it once no thread unwinds: it may run at a time
     /// the model does not know (see [`Model::unwinding`]).
     owed: bool,
+    /// It reports next that a timed wait ended without parking (its time had
+    /// passed), which it cannot before this.
+    not_before: Option<Instant>,
 }
 
 impl Thread {
@@ -317,6 +320,7 @@ impl Thread {
             work: None,
             expired: false,
             owed: false,
+            not_before: None,
         }
     }
 
@@ -385,6 +389,23 @@ pub struct Model {
 }
 
 type Step<T> = Result<T, String>;
+
+/// The models that `f` leaves of each of `models`, or its first error if
+/// it leaves none.
+pub fn each(models: Vec<Model>, mut f: impl FnMut(Model) -> Step<Vec<Model>>) -> Step<Vec<Model>> {
+    let mut error = None;
+    let mut kept = Vec::new();
+    for model in models {
+        match f(model) {
+            Ok(models) => kept.extend(models),
+            Err(why) => error = error.or(Some(why)),
+        }
+    }
+    match error {
+        Some(why) if kept.is_empty() => Err(why),
+        _ => Ok(kept),
+    }
+}
 
 impl Model {
     /// Thread 0 runs; it has spawned the others, queued in order.
@@ -728,18 +749,7 @@ impl Model {
             variants.push(expired);
         }
         variants.push(self);
-        let mut error = None;
-        let mut kept = Vec::new();
-        for model in variants {
-            match model.arrive_unchanged(me, now) {
-                Ok(models) => kept.extend(models),
-                Err(why) => error = error.or(Some(why)),
-            }
-        }
-        match error {
-            Some(why) if kept.is_empty() => Err(why),
-            _ => Ok(kept),
-        }
+        each(variants, |m| m.arrive_unchanged(me, now))
     }
 
     /// The deadline of work thread `w` (no earlier than this).
@@ -993,12 +1003,32 @@ impl Model {
     // ---- reports --------------------------------------------------------
 
     /// `me`, running, reports `seen`: compare, and go on from there.
-    pub fn report(&mut self, me: usize, seen: Seen, now: Instant) -> Step<()> {
+    pub fn report(mut self, me: usize, seen: Seen, now: Instant) -> Step<Vec<Model>> {
+        let mut models = Vec::new();
+        if seen == Seen::DtorSleep && self.threads[me].expect == Some(seen) {
+            // The destructor's sleep may find its time passed before it
+            // parks: then it neither parks nor unwinds.
+            models.extend(self.late(me, Seen::Slept, now));
+        }
+        match self.report_one(me, seen, now) {
+            Ok(()) => models.push(self),
+            Err(why) if models.is_empty() => return Err(why),
+            Err(_) => {}
+        }
+        Ok(models)
+    }
+
+    fn report_one(&mut self, me: usize, seen: Seen, now: Instant) -> Step<()> {
         let expect = self.threads[me].expect.take();
         if expect != Some(seen) {
             return Err(format!(
                 "thread {me}: saw {seen:?}, the model expects {expect:?}"
             ));
+        }
+        if let Some(time) = self.threads[me].not_before.take()
+            && now < time
+        {
+            return Err(format!("thread {me}: {seen:?} before its time passed"));
         }
         match seen {
             Seen::DtorSleep => {
@@ -1117,13 +1147,17 @@ impl Model {
                         done: false,
                         until,
                     };
+                    let mut late = until.and_then(|_| self.late(me, Seen::TimedOut, now));
+                    if let Some(late) = &mut late {
+                        late.drop_sender(c);
+                    }
                     if self.unwinds_now(me) {
                         self.deliver(me, wait)?;
                     } else {
                         self.chans[c].send_waiters.push_back(me);
                         park(&mut self, wait)?;
                     }
-                    return Ok(vec![self]);
+                    return Ok(late.into_iter().chain([self]).collect());
                 }
             }
             Op::TrySend(c, v) => {
@@ -1136,12 +1170,13 @@ impl Model {
                 Err(Seen::Disconnected) => seen = Seen::Disconnected,
                 Err(_) => {
                     let until = matches!(op, Op::RecvTimeout(_)).then_some(now + SHORT);
+                    let late = until.and_then(|_| self.late(me, Seen::TimedOut, now));
                     if !self.unwinds_now(me) {
                         self.chans[c].recv_waiters.push_back(me);
                     }
                     let status = Status::Waiting;
                     park(&mut self, Wait::Recv { c, until, status })?;
-                    return Ok(vec![self]);
+                    return Ok(late.into_iter().chain([self]).collect());
                 }
             },
             Op::TryRecv(c) => {
@@ -1206,8 +1241,9 @@ impl Model {
                 }
             }
             Op::Sleep => {
+                let late = self.late(me, Seen::Slept, now);
                 park(&mut self, Wait::Sleep(now + SHORT))?;
-                return Ok(vec![self]);
+                return Ok(late.into_iter().chain([self]).collect());
             }
             Op::HoldSleeper => self.threads[me].held.push(Held::Sleeper),
             Op::Join(t) => {
@@ -1291,6 +1327,18 @@ impl Model {
 
     /// Cancels `t`'s green thread: the work of the `timeout` it is in, if it
     /// is in one.
+    /// The model where `me`, which unwinds at its next park, reports `seen`
+    /// instead: a timed wait of [`SHORT`] that found its time passed (the
+    /// thread was held up that long) and did not park.
+    fn late(&self, me: usize, seen: Seen, now: Instant) -> Option<Model> {
+        self.unwinds_now(me).then(|| {
+            let mut late = self.clone();
+            late.threads[me].expect = Some(seen);
+            late.threads[me].not_before = Some(now + SHORT);
+            late
+        })
+    }
+
     fn cancel(&mut self, mut t: usize) {
         while let Wait::Timeout { work, .. } = self.threads[t].wait {
             t = work;
