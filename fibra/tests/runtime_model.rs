@@ -1,6 +1,7 @@
 //! The runtime against its reference model (`runtime_model/`): seeded random
 //! programs of green threads — channels of the three kinds, `Select`, a
-//! `Mutex` and `Condvar`, sleeps, receive timeouts and `time::timeout`, joins,
+//! `Mutex` and `Condvar`, sleeps, send and receive timeouts and `time::timeout`
+//! (of a limit and of zero), joins,
 //! cancels, panics with destructors that wait, several threads accepting on
 //! one listener and reading one stream — every step's outcome compared with
 //! the model, and how `run` ends (returned, or a deadlock reported).

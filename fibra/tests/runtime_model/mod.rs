@@ -8,8 +8,9 @@
 //! spawns the others). Each is an interpreter: it asks the harness for its
 //! next [`Op`], runs it on real fibra objects shared by all — three channels
 //! (unbounded, bounded(1), rendezvous), a `Select`, a `Mutex` and its
-//! `Condvar`, the threads' `JoinHandle`s, `time::timeout` (whose work gets
-//! a thread of its own), a `TcpListener` and a `TcpStream` that a client OS
+//! `Condvar`, the threads' `JoinHandle`s, `time::timeout` (whose work is an
+//! interpreter too, with a thread number of its own, run on the caller's
+//! green thread), a `TcpListener` and a `TcpStream` that a client OS
 //! thread connects to and writes on — and reports what it saw ([`Seen`]).
 //! Values it keeps (a mutex guard, a value whose destructor sleeps) report
 //! from their destructors too, and so does the end of each thread's body, so

@@ -20,19 +20,33 @@
 //! - `cancel`: the thread unwinds at its next park (at once if parked), once;
 //!   its destructors run and may wait; a panic does the same; `join` returns
 //!   the value, the panic or `Cancelled`;
+//! - `time::timeout`: its work runs at once on the caller's green thread (the
+//!   model numbers it as a thread of its own, whose end hands back to the
+//!   caller); at its first park past the deadline (at once for a zero limit)
+//!   it unwinds as a cancel would, and `Elapsed` comes back once its
+//!   destructors have run; work that does not wait returns its value; a
+//!   cancel goes to the work, and on through the caller;
+//! - no second unwind: while any thread is in the middle of an unwind (std
+//!   counts panics per OS thread), a cancel or a deadline is not delivered
+//!   but *owed*: the thread's wait goes on, and it is woken once no thread
+//!   unwinds, at a time the model does not know (see [`Model::unwinding`]);
 //! - every thread parked with nothing that can wake it: `run` panics with
 //!   "deadlock".
 //!
 //! **What it cannot predict, and how it copes.** Timers and sockets wake a
 //! thread at a time the model does not know: such a thread is *flexible*, and
 //! may come back at any point after its wait began (a sleep or a timeout only
-//! once its duration has passed, checked against the clock as a lower bound).
-//! Where the order of events is then ambiguous to the model (a thread whose
-//! only step is silent — a notified condvar waiter that finds the mutex held
-//! and queues again — may have run before or after a flexible one), and where
-//! the outcome is random by contract (which ready operation a `Select`
+//! once its duration has passed, checked against the clock as a lower bound);
+//! so may a thread owed a wake-up. Where the order of events is then
+//! ambiguous to the model (a thread whose only step is silent — a notified
+//! condvar waiter that finds the mutex held and queues again, a thread owed
+//! an unwind that parks again — may have run before or after a flexible one),
+//! where the clock decides (whether a deadline had passed when the runtime
+//! looked; whether a timed wait found its time passed before it parked), and
+//! where the outcome is random by contract (which ready operation a `Select`
 //! picks), the harness keeps one model per possibility ([`Model`] is `Clone`)
-//! and drops those the real outcomes contradict.
+//! and drops those the real outcomes contradict. The order of the waiters of
+//! one socket is not promised: the model only counts them.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
