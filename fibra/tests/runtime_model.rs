@@ -1,11 +1,10 @@
 //! The runtime against its reference model (`runtime_model/`): seeded random
 //! programs of green threads — channels of the three kinds, `Select`, a
-//! `Mutex` and `Condvar`, sleeps, send and receive timeouts and `time::timeout`
-//! (of a limit and of zero), joins,
-//! cancels, panics with destructors that wait, several threads accepting on
-//! one listener and reading one stream — every step's outcome compared with
-//! the model, and how `run` ends (returned, or a deadlock reported).
-//! Every operation is on by default.
+//! `Mutex` and `Condvar`, sleeps, send and receive timeouts, `time::timeout`
+//! (of a limit and of zero), joins, cancels, panics with destructors that
+//! wait, several threads accepting on one listener and reading one stream —
+//! every step's outcome compared with the model, and how `run` ends (returned,
+//! or a deadlock reported). Every operation is on by default.
 //!
 //! `FIBRA_MODEL_CASES` (default 2,000) and `FIBRA_MODEL_SEED` (the first seed,
 //! to rerun a failing one alone) as in `fiber_model.rs`; `FIBRA_MODEL_TRACE=1`
