@@ -302,7 +302,7 @@ enum Value {
 /// The fibra objects the threads share.
 struct World {
     senders: RefCell<Vec<Option<Sender<u32>>>>,
-    receivers: Vec<Receiver<u32>>,
+    receivers: RefCell<Vec<Option<Receiver<u32>>>>,
     /// Leaked (a few bytes a program), so that guards can be kept anywhere.
     mutex: &'static Mutex<()>,
     condvar: Condvar,
@@ -319,6 +319,12 @@ impl World {
 
     fn sender(&self, c: usize) -> Sender<u32> {
         self.senders.borrow()[c].clone().expect("a sender")
+    }
+
+    /// A clone of the shared receiver: the channel has a receiver while an
+    /// operation holds one, even if the shared one is dropped meanwhile.
+    fn receiver(&self, c: usize) -> Receiver<u32> {
+        self.receivers.borrow()[c].clone().expect("a receiver")
     }
 }
 
@@ -409,21 +415,26 @@ fn body(world: &Rc<World>, me: usize) -> u32 {
                 Err(TrySendError::Full(_)) => Seen::Full,
                 Err(TrySendError::Disconnected(_)) => Seen::Disconnected,
             },
-            Op::Recv(c) => world.receivers[c]
+            Op::Recv(c) => world
+                .receiver(c)
                 .recv()
                 .map_or(Seen::Disconnected, Seen::Got),
-            Op::TryRecv(c) => match world.receivers[c].try_recv() {
+            Op::TryRecv(c) => match world.receiver(c).try_recv() {
                 Ok(v) => Seen::Got(v),
                 Err(TryRecvError::Empty) => Seen::Empty,
                 Err(TryRecvError::Disconnected) => Seen::Disconnected,
             },
-            Op::RecvTimeout(c) => match world.receivers[c].recv_timeout(SHORT) {
+            Op::RecvTimeout(c) => match world.receiver(c).recv_timeout(SHORT) {
                 Ok(v) => Seen::Got(v),
                 Err(RecvTimeoutError::Timeout) => Seen::TimedOut,
                 Err(RecvTimeoutError::Disconnected) => Seen::Disconnected,
             },
             Op::Close(c) => {
                 world.senders.borrow_mut()[c] = None;
+                Seen::Done
+            }
+            Op::DropReceiver(c) => {
+                world.receivers.borrow_mut()[c] = None;
                 Seen::Done
             }
             Op::Select(recv, other, send) => select(world, recv, other, send),
@@ -515,19 +526,22 @@ fn guard_at(held: &[Option<Value>]) -> usize {
 
 fn select(world: &World, recv: usize, other: usize, send: Option<u32>) -> Seen {
     let tx = send.map(|_| world.sender(other));
-    let (rx, other_rx) = (&world.receivers[recv], &world.receivers[other]);
+    let rx = world.receiver(recv);
+    let other_rx = send.is_none().then(|| world.receiver(other));
     let mut sel = Select::new();
-    sel.recv(rx);
-    match (&tx, send) {
-        (Some(tx), Some(v)) => sel.send(tx, v),
-        _ => sel.recv(other_rx),
+    sel.recv(&rx);
+    match (&tx, send, &other_rx) {
+        (Some(tx), Some(v), _) => sel.send(tx, v),
+        (_, _, Some(other_rx)) => sel.recv(other_rx),
+        _ => unreachable!("a send or a second receive"),
     };
     let op = sel.wait();
     let index = op.index();
-    let picked = match (index, &tx) {
-        (0, _) => op.recv(rx).map_or(Picked::Disconnected, Picked::Got),
-        (_, Some(tx)) => op.send(tx).map_or(Picked::Disconnected, |()| Picked::Sent),
-        (_, None) => op.recv(other_rx).map_or(Picked::Disconnected, Picked::Got),
+    let picked = match (index, &tx, &other_rx) {
+        (0, _, _) => op.recv(&rx).map_or(Picked::Disconnected, Picked::Got),
+        (_, Some(tx), _) => op.send(tx).map_or(Picked::Disconnected, |()| Picked::Sent),
+        (_, None, Some(other_rx)) => op.recv(other_rx).map_or(Picked::Disconnected, Picked::Got),
+        (_, None, None) => unreachable!("a second receive"),
     };
     Seen::Selected(index, picked)
 }
@@ -596,7 +610,7 @@ pub fn check(choices: Choices, features: Features, label: String) {
                         Some(0) => channel::rendezvous(),
                         Some(cap) => channel::bounded(cap),
                     };
-                    (Some(tx), rx)
+                    (Some(tx), Some(rx))
                 })
                 .unzip();
             let socket = features.socket.then(|| {
@@ -609,7 +623,7 @@ pub fn check(choices: Choices, features: Features, label: String) {
             });
             let world = Rc::new(World {
                 senders: RefCell::new(senders),
-                receivers,
+                receivers: RefCell::new(receivers),
                 mutex: Box::leak(Box::new(Mutex::new(()))),
                 condvar: Condvar::new(),
                 handles: RefCell::new((0..THREADS).map(|_| None).collect()),

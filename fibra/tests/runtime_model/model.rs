@@ -109,6 +109,8 @@ pub enum Op {
     RecvTimeout(usize),
     /// Drop the shared sender of the channel.
     Close(usize),
+    /// Drop the shared receiver of the channel.
+    DropReceiver(usize),
     /// A `Select` of a receive on `recv` and, on `other`, a send of this
     /// value (`Some`) or a receive (`None`).
     Select(usize, usize, Option<u32>),
@@ -240,10 +242,11 @@ enum Wait {
         until: Option<Instant>,
         status: Status,
     },
+    /// A send waiter's state (`Done` when its message is taken).
     Send {
         c: usize,
         v: u32,
-        done: bool,
+        status: Status,
         until: Option<Instant>,
     },
     Lock {
@@ -371,6 +374,9 @@ struct Chan {
     /// The shared sender, and the clones of operations in flight.
     senders: u32,
     shared_sender: bool,
+    /// The shared receiver (the clones of receives in flight are counted
+    /// from their waits: see [`Model::has_receiver`]).
+    shared_receiver: bool,
 }
 
 /// Where the run is.
@@ -440,6 +446,7 @@ impl Model {
                     send_waiters: VecDeque::new(),
                     senders: 1,
                     shared_sender: true,
+                    shared_receiver: true,
                 })
                 .collect(),
             locked: false,
@@ -453,7 +460,6 @@ impl Model {
         }
     }
 
-    /// The operations thread `me` may choose now, with values 0.
     /// The operations thread `me` may choose now, with values 0, in groups:
     /// the generator picks a group, then an operation in it, so that a kind
     /// with many variants (selects) is not chosen more often for it.
@@ -475,9 +481,10 @@ impl Model {
         };
         if f.channels {
             let senders = (0..CHANNELS).filter(|&c| self.chans[c].shared_sender);
-            // Only the first thread closes a channel: closed early, channels
-            // would carry few messages.
+            // Only the first thread closes a channel or drops its receiver:
+            // closed early, channels would carry few messages.
             let close = me == MAIN;
+            let receivers = || (0..CHANNELS).filter(|&c| self.chans[c].shared_receiver);
             group(
                 senders
                     .flat_map(|c| {
@@ -487,19 +494,32 @@ impl Model {
                     })
                     .collect(),
             );
-            group((0..CHANNELS).map(Op::Recv).collect());
-            group((0..CHANNELS).map(Op::TryRecv).collect());
+            group(receivers().map(Op::Recv).collect());
+            group(
+                receivers()
+                    .flat_map(|c| {
+                        [Op::TryRecv(c)]
+                            .into_iter()
+                            .chain(close.then_some(Op::DropReceiver(c)))
+                    })
+                    .collect(),
+            );
             if f.recv_timeout {
-                group((0..CHANNELS).map(Op::RecvTimeout).collect());
+                group(receivers().map(Op::RecvTimeout).collect());
                 let senders = (0..CHANNELS).filter(|&c| self.chans[c].shared_sender);
                 group(senders.map(|c| Op::SendTimeout(c, 0)).collect());
             }
         }
-        if f.select {
+        // A thread owed a wake-up may be woken at a time the model does not
+        // know, and a `Select` then joins its queues again at their back.
+        if f.select && !t.owed {
             let mut selects = Vec::new();
-            for recv in 0..CHANNELS {
+            let receiver = |c: usize| self.chans[c].shared_receiver;
+            for recv in (0..CHANNELS).filter(|&c| receiver(c)) {
                 for other in (0..CHANNELS).filter(|&o| o != recv) {
-                    selects.push(Op::Select(recv, other, None));
+                    if receiver(other) {
+                        selects.push(Op::Select(recv, other, None));
+                    }
                     if self.chans[other].shared_sender {
                         selects.push(Op::Select(recv, other, Some(0)));
                     }
@@ -560,7 +580,11 @@ impl Model {
         if f.timeout && self.threads.len() < THREADS + WORKS {
             let w = self.threads.len();
             let mut then = vec![WorkOp::Yield, WorkOp::Sleep];
-            then.extend((0..CHANNELS).map(WorkOp::Recv));
+            then.extend(
+                (0..CHANNELS)
+                    .filter(|&c| self.chans[c].shared_receiver)
+                    .map(WorkOp::Recv),
+            );
             let works = then
                 .into_iter()
                 .flat_map(|then| [false, true].map(|hold| Work { hold, then }));
@@ -689,7 +713,7 @@ impl Model {
         match self.threads[t].wait {
             Wait::None | Wait::Yield => true,
             Wait::Recv { status, .. } => status != Status::Waiting,
-            Wait::Send { done, .. } => done,
+            Wait::Send { status, .. } => status != Status::Waiting,
             Wait::Lock { granted } | Wait::Relock { granted } => granted,
             Wait::Condvar { notified } => notified,
             Wait::Join(of) => self.threads[of].outcome.is_some(),
@@ -713,16 +737,34 @@ impl Model {
     }
 
     /// Runs the silent thread at the front: it queues on the mutex again, or
-    /// parks again, owed its unwind.
+    /// parks again, owed its unwind (a `Select` leaves its queues and joins
+    /// them again, at their back, as it does after any wake-up that finds
+    /// none of its operations done).
     fn run_silent(&mut self, t: usize) {
         self.queue.pop_front();
         if self.pending(t) {
             self.threads[t].owed = true;
         }
         self.threads[t].run = Run::Parked;
-        if self.threads[t].wait == (Wait::Condvar { notified: true }) {
-            self.threads[t].wait = Wait::Relock { granted: false };
-            self.mutex_waiters.push_back(t);
+        match self.threads[t].wait {
+            Wait::Condvar { notified: true } => {
+                self.threads[t].wait = Wait::Relock { granted: false };
+                self.mutex_waiters.push_back(t);
+            }
+            Wait::Select {
+                recv, other, send, ..
+            } => {
+                for c in [recv, other] {
+                    self.chans[c].recv_waiters.retain(|&w| w != t);
+                    self.chans[c].send_waiters.retain(|&w| w != t);
+                }
+                self.chans[recv].recv_waiters.push_back(t);
+                match send {
+                    Some(_) => self.chans[other].send_waiters.push_back(t),
+                    None => self.chans[other].recv_waiters.push_back(t),
+                }
+            }
+            _ => {}
         }
     }
 
@@ -839,9 +881,21 @@ impl Model {
                     None => return Err(format!("model: thread {t} woke in a receive")),
                 },
             },
-            Wait::Send { c, done: true, .. } => {
+            Wait::Send {
+                c,
+                status: Status::Done(_),
+                ..
+            } => {
                 self.drop_sender(c);
                 Seen::Done
+            }
+            Wait::Send {
+                c,
+                status: Status::Disconnected,
+                ..
+            } => {
+                self.drop_sender(c);
+                Seen::Disconnected
             }
             Wait::Send {
                 c,
@@ -907,6 +961,7 @@ impl Model {
             wait => return Err(format!("thread {t} woke in {wait:?}")),
         };
         self.threads[t].expect = Some(seen);
+        self.drop_receivers_of(wait);
         Ok(())
     }
 
@@ -924,6 +979,7 @@ impl Model {
     /// (what was handed to it goes on), then unwind.
     fn deliver(&mut self, t: usize, wait: Wait) -> Step<()> {
         let thread = &mut self.threads[t];
+        thread.wait = Wait::None;
         let why = if thread.cancel == Cancel::Requested {
             thread.cancel = Cancel::Delivered;
             Outcome::Cancelled
@@ -944,8 +1000,8 @@ impl Model {
                 Status::Disconnected => {}
                 Status::Waiting => self.chans[c].recv_waiters.retain(|&w| w != t),
             },
-            Wait::Send { c, done, .. } => {
-                if !done {
+            Wait::Send { c, status, .. } => {
+                if status == Status::Waiting {
                     self.chans[c].send_waiters.retain(|&w| w != t);
                 }
                 self.drop_sender(c);
@@ -984,6 +1040,7 @@ impl Model {
             Wait::Read => self.reads -= 1,
             Wait::Timeout { .. } => return Err(format!("model: thread {t} unwinds in a timeout")),
         }
+        self.drop_receivers_of(wait);
         self.begin_unwind(t, why)
     }
 
@@ -1151,14 +1208,18 @@ impl Model {
             }
             Op::Send(c, v) | Op::SendTimeout(c, v) => {
                 self.chans[c].senders += 1;
-                if self.try_send(c, v).is_ok() {
+                let sent = self.try_send(c, v);
+                if sent != Err(Seen::Full) {
                     self.drop_sender(c);
+                    if sent.is_err() {
+                        seen = Seen::Disconnected;
+                    }
                 } else {
                     let until = matches!(op, Op::SendTimeout(..)).then_some(now + SHORT);
                     let wait = Wait::Send {
                         c,
                         v,
-                        done: false,
+                        status: Status::Waiting,
                         until,
                     };
                     let mut late = until.and_then(|_| self.late(me, Seen::TimedOut, now));
@@ -1175,8 +1236,8 @@ impl Model {
                 }
             }
             Op::TrySend(c, v) => {
-                if self.try_send(c, v).is_err() {
-                    seen = Seen::Full;
+                if let Err(error) = self.try_send(c, v) {
+                    seen = error;
                 }
             }
             Op::Recv(c) | Op::RecvTimeout(c) => match self.try_recv(c) {
@@ -1202,6 +1263,10 @@ impl Model {
             Op::Close(c) => {
                 self.chans[c].shared_sender = false;
                 self.drop_sender(c);
+            }
+            Op::DropReceiver(c) => {
+                self.chans[c].shared_receiver = false;
+                self.drop_receiver(c);
             }
             Op::Select(recv, other, send) => return self.select(me, recv, other, send),
             Op::Lock => {
@@ -1399,6 +1464,7 @@ impl Model {
                 let chan = &self.chans[other];
                 self.first_claimable(&chan.recv_waiters).is_some()
                     || chan.cap.is_none_or(|cap| chan.buffer.len() < cap)
+                    || !self.has_receiver(other)
             }
             None => ready_recv(&self, other),
         };
@@ -1412,10 +1478,10 @@ impl Model {
                     let mut m = self.clone();
                     let c = if index == 0 { recv } else { other };
                     let picked = match (index, send) {
-                        (1, Some(v)) => {
-                            m.try_send(c, v).expect("ready");
-                            Picked::Sent
-                        }
+                        (1, Some(v)) => match m.try_send(c, v) {
+                            Ok(()) => Picked::Sent,
+                            Err(_) => Picked::Disconnected,
+                        },
                         _ => match m.try_recv(c) {
                             Ok(v) => Picked::Got(v),
                             Err(_) => Picked::Disconnected,
@@ -1501,7 +1567,12 @@ impl Model {
                     _ => Status::Disconnected,
                 }
             }
-            Wait::Send { done, .. } => *done = true,
+            Wait::Send { status, .. } => {
+                *status = match how {
+                    Picked::Disconnected => Status::Disconnected,
+                    _ => Status::Done(0),
+                }
+            }
             // `recv` and `other` differ: the channel names the operation.
             Wait::Select { recv, token, .. } => *token = Some((usize::from(*recv != c), how)),
             wait => unreachable!("a channel waiter in {wait:?}"),
@@ -1518,7 +1589,11 @@ impl Model {
         }
     }
 
-    fn try_send(&mut self, c: usize, v: u32) -> Result<(), ()> {
+    /// Sends without waiting, or `Seen::Disconnected` / `Seen::Full`.
+    fn try_send(&mut self, c: usize, v: u32) -> Result<(), Seen> {
+        if !self.has_receiver(c) {
+            return Err(Seen::Disconnected);
+        }
         if let Some(t) = self.pop_claimed(c, false) {
             self.complete(t, c, Picked::Got(v));
             return Ok(());
@@ -1528,7 +1603,48 @@ impl Model {
             chan.buffer.push_back(v);
             return Ok(());
         }
-        Err(())
+        Err(Seen::Full)
+    }
+
+    /// Whether channel `c` has a receiver: the shared one, or the clone that
+    /// a receive in flight (parked, or woken and not yet run) holds.
+    fn has_receiver(&self, c: usize) -> bool {
+        let receives = |t: &Thread| match t.wait {
+            Wait::Recv { c: on, .. } => on == c,
+            Wait::Select {
+                recv, other, send, ..
+            } => recv == c || send.is_none() && other == c,
+            _ => false,
+        };
+        self.chans[c].shared_receiver || self.threads.iter().any(receives)
+    }
+
+    /// A receiver of `c` is gone: if it was the last, the waiting senders
+    /// are told, and the messages left are dropped.
+    fn drop_receiver(&mut self, c: usize) {
+        if self.has_receiver(c) {
+            return;
+        }
+        while let Some(t) = self.pop_claimed(c, true) {
+            self.complete(t, c, Picked::Disconnected);
+        }
+        self.chans[c].buffer.clear();
+    }
+
+    /// The receivers that `wait` held are gone.
+    fn drop_receivers_of(&mut self, wait: Wait) {
+        match wait {
+            Wait::Recv { c, .. } => self.drop_receiver(c),
+            Wait::Select {
+                recv, other, send, ..
+            } => {
+                self.drop_receiver(recv);
+                if send.is_none() {
+                    self.drop_receiver(other);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// A message, or `Seen::Empty` / `Seen::Disconnected`.
