@@ -9,8 +9,9 @@
 //!   the buffer if it has room; a receive takes from the buffer (letting the
 //!   first waiting sender into the room made), else from the first waiting
 //!   sender; waiters are served in arrival order; the last sender gone tells
-//!   every waiting receiver; a message handed to a cancelled receiver goes to
-//!   the next one or back to the front of the channel;
+//!   every waiting receiver, the last receiver gone every waiting sender (and
+//!   the messages left are dropped); a message handed to a cancelled receiver
+//!   goes to the next one or back to the front of the channel;
 //! - `Select`: when operations are ready, any one of them (the model keeps a
 //!   candidate per choice, see below); when none is, it waits on all, and the
 //!   first counterpart completes exactly one;
@@ -189,6 +190,7 @@ pub enum Seen {
 /// default: see `runtime_model.rs`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Features {
+    /// Sends and receives, closing a channel, dropping its receiver.
     pub channels: bool,
     /// `recv_timeout` and `send_timeout` (a timer goes with its wait: issue
     /// 22, item 8).
