@@ -317,6 +317,10 @@ struct Thread {
     /// The scheduler wakes it once no thread unwinds: it may run at a time
     /// the model does not know (see [`Model::unwinding`]).
     owed: bool,
+    /// Owed an unwind, parked, when the unwinds ended: the scheduler wakes
+    /// it at the end of its round, and it may run while another unwind has
+    /// begun (see [`Model::arrive`]).
+    woken_owed: bool,
     /// It reports next that a timed wait ended without parking (its time had
     /// passed), which it cannot before this.
     not_before: Option<Instant>,
@@ -339,6 +343,7 @@ impl Thread {
             work: None,
             expired: false,
             owed: false,
+            woken_owed: false,
             not_before: None,
         }
     }
@@ -748,25 +753,30 @@ impl Model {
             self.threads[t].owed = true;
         }
         self.threads[t].run = Run::Parked;
-        match self.threads[t].wait {
-            Wait::Condvar { notified: true } => {
-                self.threads[t].wait = Wait::Relock { granted: false };
-                self.mutex_waiters.push_back(t);
+        if self.threads[t].wait == (Wait::Condvar { notified: true }) {
+            self.threads[t].wait = Wait::Relock { granted: false };
+            self.mutex_waiters.push_back(t);
+        }
+        self.parks_again(t);
+    }
+
+    /// Parked `t` has run and parks again, its wait not over: a `Select`
+    /// joins its queues again, at their back.
+    fn parks_again(&mut self, t: usize) {
+        self.threads[t].woken_owed = false;
+        if let Wait::Select {
+            recv, other, send, ..
+        } = self.threads[t].wait
+        {
+            for c in [recv, other] {
+                self.chans[c].recv_waiters.retain(|&w| w != t);
+                self.chans[c].send_waiters.retain(|&w| w != t);
             }
-            Wait::Select {
-                recv, other, send, ..
-            } => {
-                for c in [recv, other] {
-                    self.chans[c].recv_waiters.retain(|&w| w != t);
-                    self.chans[c].send_waiters.retain(|&w| w != t);
-                }
-                self.chans[recv].recv_waiters.push_back(t);
-                match send {
-                    Some(_) => self.chans[other].send_waiters.push_back(t),
-                    None => self.chans[other].recv_waiters.push_back(t),
-                }
+            self.chans[recv].recv_waiters.push_back(t);
+            match send {
+                Some(_) => self.chans[other].send_waiters.push_back(t),
+                None => self.chans[other].recv_waiters.push_back(t),
             }
-            _ => {}
         }
     }
 
@@ -807,6 +817,26 @@ impl Model {
             variants.push(expired);
         }
         variants.push(self);
+        // A thread woken for its owed unwind may have run while another
+        // unwind had begun, and parked again (a `Select` behind the others).
+        if variants[0].unwinding() {
+            for t in 0..variants[0].threads.len() {
+                let silent = |m: &Model| {
+                    let thread = &m.threads[t];
+                    thread.woken_owed && thread.run == Run::Parked && t != me
+                };
+                let ran: Vec<Model> = variants
+                    .iter()
+                    .filter(|m| silent(m))
+                    .map(|m| {
+                        let mut ran = m.clone();
+                        ran.parks_again(t);
+                        ran
+                    })
+                    .collect();
+                variants.extend(ran);
+            }
+        }
         each(variants, |m| m.arrive_unchanged(me, now))
     }
 
@@ -852,6 +882,7 @@ impl Model {
         self.current = Some(t);
         let thread = &mut self.threads[t];
         thread.run = Run::Running;
+        thread.woken_owed = false;
         if !thread.started {
             thread.started = true;
             return Ok(());
@@ -1123,6 +1154,14 @@ impl Model {
                 thread.outcome = Some(why);
                 thread.run = Run::Done;
                 self.current = None;
+                if !self.unwinding() {
+                    for t in 0..self.threads.len() {
+                        let thread = &self.threads[t];
+                        if thread.owed && self.pending(t) && thread.run == Run::Parked {
+                            self.threads[t].woken_owed = true;
+                        }
+                    }
+                }
                 if let Some((_, _, caller)) = self.threads[me].work {
                     return self.timeout_returns(caller, me, why);
                 }
