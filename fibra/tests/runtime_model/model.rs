@@ -791,9 +791,12 @@ impl Model {
         if self.current.is_some() || self.phase != Phase::Running {
             return;
         }
-        self.settle();
-        let waiting = (0..self.threads.len()).any(|t| self.wakeable(t));
-        if self.queue.is_empty() && !waiting {
+        // Once the silent threads have run (on a copy: a flexible thread may
+        // still come before them).
+        let mut settled = self.clone();
+        settled.settle();
+        let waiting = (0..settled.threads.len()).any(|t| settled.wakeable(t));
+        if settled.queue.is_empty() && !waiting {
             self.phase = Phase::Deadlock;
         }
     }
