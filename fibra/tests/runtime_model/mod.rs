@@ -8,8 +8,9 @@
 //! spawns the others). Each is an interpreter: it asks the harness for its
 //! next [`Op`], runs it on real fibra objects shared by all — three channels
 //! (unbounded, bounded(1), rendezvous), a `Select`, a `Mutex` and its
-//! `Condvar`, the threads' `JoinHandle`s, `time::timeout` (whose work gets
-//! a thread of its own), a `TcpListener` and a `TcpStream` that a client OS
+//! `Condvar`, the threads' `JoinHandle`s, `time::timeout` (whose work is an
+//! interpreter too, with a thread number of its own, run on the caller's
+//! green thread), a `TcpListener` and a `TcpStream` that a client OS
 //! thread connects to and writes on — and reports what it saw ([`Seen`]).
 //! Values it keeps (a mutex guard, a value whose destructor sleeps) report
 //! from their destructors too, and so does the end of each thread's body, so
@@ -35,22 +36,22 @@
 mod model;
 
 pub use model::Features;
-use model::{LIMIT, MAIN, Model, Op, Outcome, Phase, Picked, SHORT, Seen, THREADS};
+use model::{LIMIT, MAIN, Model, Op, Outcome, Phase, Picked, SHORT, Seen, THREADS, each};
 
 use fibra::net::{TcpListener, TcpStream};
 use fibra::runtime::{JoinError, JoinHandle};
 use fibra::sync::channel::{
-    self, Receiver, RecvTimeoutError, Select, Sender, TryRecvError, TrySendError,
+    self, Receiver, RecvTimeoutError, Select, SendTimeoutError, Sender, TryRecvError, TrySendError,
 };
 use fibra::sync::{Condvar, Mutex, MutexGuard};
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::io::{Read as _, Write as _};
 use std::net::SocketAddr;
 use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Once, OnceLock, mpsc};
+use std::sync::{Once, mpsc};
 use std::time::{Duration, Instant};
 
 /// How long the watchdog waits for a step before it calls the run a hang.
@@ -128,6 +129,7 @@ impl Choices {
         match op {
             Op::Send(c, _) => Op::Send(c, value),
             Op::TrySend(c, _) => Op::TrySend(c, value),
+            Op::SendTimeout(c, _) => Op::SendTimeout(c, value),
             Op::Select(r, o, Some(_)) => Op::Select(r, o, Some(value)),
             Op::Panic(_) => Op::Panic(value),
             Op::Return(_) => Op::Return(value),
@@ -210,7 +212,7 @@ impl Harness {
         let now = Instant::now();
         let arrived = self.advance(|m| {
             let models = m.arrive(me, now)?;
-            surviving(models, |m| m.ready_for_op(me))
+            each(models, |m| m.ready_for_op(me).map(|()| vec![m]))
         });
         if !arrived {
             // The run is over: threads that still start just end.
@@ -231,7 +233,7 @@ impl Harness {
         self.note(format!("{me}: -> {seen:?}"));
         self.advance(|m| {
             let models = m.arrive(me, now)?;
-            surviving(models, |m| m.report(me, seen, now))
+            each(models, |m| m.report(me, seen, now))
         });
     }
 
@@ -257,25 +259,6 @@ impl Harness {
         if !self.models.iter().any(|m| m.phase == wanted) {
             self.fail(&format!("run ended as {wanted:?}, which no model predicts"));
         }
-    }
-}
-
-/// The models that `check` leaves, or its first error if none.
-fn surviving(
-    models: Vec<Model>,
-    mut check: impl FnMut(&mut Model) -> Result<(), String>,
-) -> Result<Vec<Model>, String> {
-    let mut error = None;
-    let mut kept = Vec::new();
-    for mut model in models {
-        match check(&mut model) {
-            Ok(()) => kept.push(model),
-            Err(why) => error = error.or(Some(why)),
-        }
-    }
-    match error {
-        Some(why) if kept.is_empty() => Err(why),
-        _ => Ok(kept),
     }
 }
 
@@ -319,7 +302,7 @@ enum Value {
 /// The fibra objects the threads share.
 struct World {
     senders: RefCell<Vec<Option<Sender<u32>>>>,
-    receivers: Vec<Receiver<u32>>,
+    receivers: RefCell<Vec<Option<Receiver<u32>>>>,
     /// Leaked (a few bytes a program), so that guards can be kept anywhere.
     mutex: &'static Mutex<()>,
     condvar: Condvar,
@@ -336,6 +319,12 @@ impl World {
 
     fn sender(&self, c: usize) -> Sender<u32> {
         self.senders.borrow()[c].clone().expect("a sender")
+    }
+
+    /// A clone of the shared receiver: the channel has a receiver while an
+    /// operation holds one, even if the shared one is dropped meanwhile.
+    fn receiver(&self, c: usize) -> Receiver<u32> {
+        self.receivers.borrow()[c].clone().expect("a receiver")
     }
 }
 
@@ -360,32 +349,42 @@ enum Ask {
     Write,
 }
 
-/// Asks the client OS thread (started on first use) to do `ask`.
+/// Asks the client OS thread of this test thread (started on first use; the
+/// tests run in parallel, and each program has its stream) to do `ask`, and
+/// waits until it has: an ask left over from a program that ended may
+/// otherwise connect to the next program's listener (the port may be the
+/// same again) and be taken for its client's connection.
 fn client(ask: Ask) {
-    static CLIENT: OnceLock<std::sync::Mutex<mpsc::Sender<Ask>>> = OnceLock::new();
-    let client = CLIENT.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<Ask>();
-        std::thread::spawn(move || {
-            let mut kept = None;
-            // Errors are left to the program to see (its accept or read
-            // waits on): a write may come after its program has ended and
-            // closed the other side.
-            for ask in rx {
-                // The kernel completes the handshake; accept finds it queued.
-                match ask {
-                    Ask::Connect(addr) => drop(std::net::TcpStream::connect(addr)),
-                    Ask::Open(addr) => kept = std::net::TcpStream::connect(addr).ok(),
-                    Ask::Write => {
-                        if let Some(stream) = &mut kept {
-                            let _ = stream.write_all(&[1]);
+    thread_local! {
+        static CLIENT: OnceCell<(mpsc::Sender<Ask>, mpsc::Receiver<()>)> = const { OnceCell::new() };
+    }
+    CLIENT.with(|client| {
+        let (asks, done) = client.get_or_init(|| {
+            let (tx, rx) = mpsc::channel::<Ask>();
+            let (done_tx, done_rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                let mut kept = None;
+                // Errors are left to the program to see (its accept or read
+                // waits on).
+                for ask in rx {
+                    // The kernel completes the handshake; accept finds it queued.
+                    match ask {
+                        Ask::Connect(addr) => drop(std::net::TcpStream::connect(addr)),
+                        Ask::Open(addr) => kept = std::net::TcpStream::connect(addr).ok(),
+                        Ask::Write => {
+                            if let Some(stream) = &mut kept {
+                                let _ = stream.write_all(&[1]);
+                            }
                         }
                     }
+                    let _ = done_tx.send(());
                 }
-            }
+            });
+            (tx, done_rx)
         });
-        std::sync::Mutex::new(tx)
+        asks.send(ask).unwrap();
+        done.recv().unwrap();
     });
-    client.lock().unwrap().send(ask).unwrap();
 }
 
 /// A thread's body: the interpreter.
@@ -406,26 +405,36 @@ fn body(world: &Rc<World>, me: usize) -> u32 {
                     Err(_) => Seen::Disconnected,
                 }
             }
+            Op::SendTimeout(c, v) => match world.sender(c).send_timeout(v, SHORT) {
+                Ok(()) => Seen::Done,
+                Err(SendTimeoutError::Timeout(_)) => Seen::TimedOut,
+                Err(SendTimeoutError::Disconnected(_)) => Seen::Disconnected,
+            },
             Op::TrySend(c, v) => match world.sender(c).try_send(v) {
                 Ok(()) => Seen::Done,
                 Err(TrySendError::Full(_)) => Seen::Full,
                 Err(TrySendError::Disconnected(_)) => Seen::Disconnected,
             },
-            Op::Recv(c) => world.receivers[c]
+            Op::Recv(c) => world
+                .receiver(c)
                 .recv()
                 .map_or(Seen::Disconnected, Seen::Got),
-            Op::TryRecv(c) => match world.receivers[c].try_recv() {
+            Op::TryRecv(c) => match world.receiver(c).try_recv() {
                 Ok(v) => Seen::Got(v),
                 Err(TryRecvError::Empty) => Seen::Empty,
                 Err(TryRecvError::Disconnected) => Seen::Disconnected,
             },
-            Op::RecvTimeout(c) => match world.receivers[c].recv_timeout(SHORT) {
+            Op::RecvTimeout(c) => match world.receiver(c).recv_timeout(SHORT) {
                 Ok(v) => Seen::Got(v),
                 Err(RecvTimeoutError::Timeout) => Seen::TimedOut,
                 Err(RecvTimeoutError::Disconnected) => Seen::Disconnected,
             },
             Op::Close(c) => {
                 world.senders.borrow_mut()[c] = None;
+                Seen::Done
+            }
+            Op::DropReceiver(c) => {
+                world.receivers.borrow_mut()[c] = None;
                 Seen::Done
             }
             Op::Select(recv, other, send) => select(world, recv, other, send),
@@ -496,9 +505,9 @@ fn body(world: &Rc<World>, me: usize) -> u32 {
                 Ok(1) => Seen::Read,
                 _ => Seen::Empty,
             },
-            Op::Timeout(_, work) => {
-                let shared = world.clone();
-                match fibra::time::timeout(LIMIT, move || body(&shared, work)) {
+            Op::Timeout(_, work, zero) => {
+                let limit = if zero { Duration::ZERO } else { LIMIT };
+                match fibra::time::timeout(limit, || body(world, work)) {
                     Ok(_) => Seen::InTime,
                     Err(_) => Seen::Elapsed,
                 }
@@ -517,19 +526,22 @@ fn guard_at(held: &[Option<Value>]) -> usize {
 
 fn select(world: &World, recv: usize, other: usize, send: Option<u32>) -> Seen {
     let tx = send.map(|_| world.sender(other));
-    let (rx, other_rx) = (&world.receivers[recv], &world.receivers[other]);
+    let rx = world.receiver(recv);
+    let other_rx = send.is_none().then(|| world.receiver(other));
     let mut sel = Select::new();
-    sel.recv(rx);
-    match (&tx, send) {
-        (Some(tx), Some(v)) => sel.send(tx, v),
-        _ => sel.recv(other_rx),
+    sel.recv(&rx);
+    match (&tx, send, &other_rx) {
+        (Some(tx), Some(v), _) => sel.send(tx, v),
+        (_, _, Some(other_rx)) => sel.recv(other_rx),
+        _ => unreachable!("a send or a second receive"),
     };
     let op = sel.wait();
     let index = op.index();
-    let picked = match (index, &tx) {
-        (0, _) => op.recv(rx).map_or(Picked::Disconnected, Picked::Got),
-        (_, Some(tx)) => op.send(tx).map_or(Picked::Disconnected, |()| Picked::Sent),
-        (_, None) => op.recv(other_rx).map_or(Picked::Disconnected, Picked::Got),
+    let picked = match (index, &tx, &other_rx) {
+        (0, _, _) => op.recv(&rx).map_or(Picked::Disconnected, Picked::Got),
+        (_, Some(tx), _) => op.send(tx).map_or(Picked::Disconnected, |()| Picked::Sent),
+        (_, None, Some(other_rx)) => op.recv(other_rx).map_or(Picked::Disconnected, Picked::Got),
+        (_, None, None) => unreachable!("a second receive"),
     };
     Seen::Selected(index, picked)
 }
@@ -598,7 +610,7 @@ pub fn check(choices: Choices, features: Features, label: String) {
                         Some(0) => channel::rendezvous(),
                         Some(cap) => channel::bounded(cap),
                     };
-                    (Some(tx), rx)
+                    (Some(tx), Some(rx))
                 })
                 .unzip();
             let socket = features.socket.then(|| {
@@ -611,7 +623,7 @@ pub fn check(choices: Choices, features: Features, label: String) {
             });
             let world = Rc::new(World {
                 senders: RefCell::new(senders),
-                receivers,
+                receivers: RefCell::new(receivers),
                 mutex: Box::leak(Box::new(Mutex::new(()))),
                 condvar: Condvar::new(),
                 handles: RefCell::new((0..THREADS).map(|_| None).collect()),
@@ -632,33 +644,8 @@ pub fn check(choices: Choices, features: Features, label: String) {
     LABEL.lock().unwrap().clear();
 }
 
-/// Every feature whose programs pass on this branch. Off, and why:
-/// - `recv_timeout`: a receive that ends before its deadline keeps its timer,
-///   which later wakes the thread wherever it waits and reorders the run
-///   queue (issue 22, item 8);
-/// - `socket`: several green threads accepting on one listener lose wake-ups
-///   (issue 22, item 4);
-/// - `timeout`: a finished `time::timeout` keeps its timer, which wakes its
-///   caller later (item 8), and `Err(Elapsed)` comes back before the work
-///   has unwound (item 15);
-/// - `cancel_while_panicking`: cancelling a thread that unwinds from its own
-///   panic, whose destructor waits, aborts the process (issue 22, item 3).
+/// Every feature: the default.
 pub const DEFAULT: Features = Features {
-    channels: true,
-    recv_timeout: false,
-    select: true,
-    mutex: true,
-    condvar: true,
-    sleep: true,
-    join: true,
-    cancel: true,
-    panic: true,
-    socket: false,
-    timeout: false,
-    cancel_while_panicking: false,
-};
-
-const ALL: Features = Features {
     channels: true,
     recv_timeout: true,
     select: true,
@@ -674,13 +661,14 @@ const ALL: Features = Features {
 };
 
 /// The operations programs use: what `FIBRA_MODEL_FEATURES` names (`all`,
-/// or a comma-separated list of [`Features`] fields), else [`DEFAULT`].
+/// or a comma-separated list of [`Features`] fields), else [`DEFAULT`]
+/// (all).
 pub fn features() -> Features {
     let Ok(names) = std::env::var("FIBRA_MODEL_FEATURES") else {
         return DEFAULT;
     };
     if names.trim() == "all" {
-        return ALL;
+        return DEFAULT;
     }
     let mut on = Features::default();
     for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {

@@ -9,8 +9,9 @@
 //!   the buffer if it has room; a receive takes from the buffer (letting the
 //!   first waiting sender into the room made), else from the first waiting
 //!   sender; waiters are served in arrival order; the last sender gone tells
-//!   every waiting receiver; a message handed to a cancelled receiver goes to
-//!   the next one or back to the front of the channel;
+//!   every waiting receiver, the last receiver gone every waiting sender (and
+//!   the messages left are dropped); a message handed to a cancelled receiver
+//!   goes to the next one or back to the front of the channel;
 //! - `Select`: when operations are ready, any one of them (the model keeps a
 //!   candidate per choice, see below); when none is, it waits on all, and the
 //!   first counterpart completes exactly one;
@@ -20,19 +21,33 @@
 //! - `cancel`: the thread unwinds at its next park (at once if parked), once;
 //!   its destructors run and may wait; a panic does the same; `join` returns
 //!   the value, the panic or `Cancelled`;
+//! - `time::timeout`: its work runs at once on the caller's green thread (the
+//!   model numbers it as a thread of its own, whose end hands back to the
+//!   caller); at its first park past the deadline (at once for a zero limit)
+//!   it unwinds as a cancel would, and `Elapsed` comes back once its
+//!   destructors have run; work that does not wait returns its value; a
+//!   cancel goes to the work, and on through the caller;
+//! - no second unwind: while any thread is in the middle of an unwind (std
+//!   counts panics per OS thread), a cancel or a deadline is not delivered
+//!   but *owed*: the thread's wait goes on, and it is woken once no thread
+//!   unwinds, at a time the model does not know (see [`Model::unwinding`]);
 //! - every thread parked with nothing that can wake it: `run` panics with
 //!   "deadlock".
 //!
 //! **What it cannot predict, and how it copes.** Timers and sockets wake a
 //! thread at a time the model does not know: such a thread is *flexible*, and
 //! may come back at any point after its wait began (a sleep or a timeout only
-//! once its duration has passed, checked against the clock as a lower bound).
-//! Where the order of events is then ambiguous to the model (a thread whose
-//! only step is silent — a notified condvar waiter that finds the mutex held
-//! and queues again — may have run before or after a flexible one), and where
-//! the outcome is random by contract (which ready operation a `Select`
+//! once its duration has passed, checked against the clock as a lower bound);
+//! so may a thread owed a wake-up. Where the order of events is then
+//! ambiguous to the model (a thread whose only step is silent — a notified
+//! condvar waiter that finds the mutex held and queues again, a thread owed
+//! an unwind that parks again — may have run before or after a flexible one),
+//! where the clock decides (whether a deadline had passed when the runtime
+//! looked; whether a timed wait found its time passed before it parked), and
+//! where the outcome is random by contract (which ready operation a `Select`
 //! picks), the harness keeps one model per possibility ([`Model`] is `Clone`)
-//! and drops those the real outcomes contradict.
+//! and drops those the real outcomes contradict. The order of the waiters of
+//! one socket is not promised: the model only counts them.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -52,20 +67,33 @@ pub const LIMIT: Duration = Duration::from_millis(5);
 /// At most this many `timeout` work threads a program (after the others).
 const WORKS: usize = 4;
 
-/// What the green thread of a `time::timeout` does, before it returns.
+/// What the work of a `time::timeout` does, before it returns: keep a value
+/// whose destructor sleeps (if `hold`), then one operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Work {
+pub struct Work {
+    pub hold: bool,
+    pub then: WorkOp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkOp {
     Yield,
     Sleep,
     Recv(usize),
 }
 
 impl Work {
-    fn op(self) -> Op {
-        match self {
-            Work::Yield => Op::Yield,
-            Work::Sleep => Op::Sleep,
-            Work::Recv(c) => Op::Recv(c),
+    /// Its first two operations (a return follows).
+    fn ops(self) -> (Op, Op) {
+        let then = match self.then {
+            WorkOp::Yield => Op::Yield,
+            WorkOp::Sleep => Op::Sleep,
+            WorkOp::Recv(c) => Op::Recv(c),
+        };
+        if self.hold {
+            (Op::HoldSleeper, then)
+        } else {
+            (then, Op::Return(0))
         }
     }
 }
@@ -76,11 +104,14 @@ pub enum Op {
     Yield,
     Send(usize, u32),
     TrySend(usize, u32),
+    SendTimeout(usize, u32),
     Recv(usize),
     TryRecv(usize),
     RecvTimeout(usize),
     /// Drop the shared sender of the channel.
     Close(usize),
+    /// Drop the shared receiver of the channel.
+    DropReceiver(usize),
     /// A `Select` of a receive on `recv` and, on `other`, a send of this
     /// value (`Some`) or a receive (`None`).
     Select(usize, usize, Option<u32>),
@@ -103,8 +134,10 @@ pub enum Op {
     Write,
     /// Read a byte from the shared stream.
     Read,
-    /// `time::timeout(LIMIT, …)` of this work, in a thread with this number.
-    Timeout(Work, usize),
+    /// `time::timeout` of this work (its limit [`LIMIT`], or zero if `true`),
+    /// which the model numbers as a thread of its own: a frame of the
+    /// caller's green thread, which runs it.
+    Timeout(Work, usize, bool),
     Return(u32),
 }
 
@@ -114,6 +147,8 @@ pub enum Outcome {
     Value(u32),
     Panicked(u32),
     Cancelled,
+    /// A `timeout`'s work unwound by its deadline (never joined).
+    Expired,
 }
 
 /// The outcome of the operation a `Select` completed.
@@ -151,14 +186,14 @@ pub enum Seen {
     End,
 }
 
-/// Which operations the generator may choose, each a switch: the lead turns
-/// on what the fixes of issue 22 make pass (see `runtime_model.rs`).
+/// Which operations the generator may choose, each a switch (all on by
+/// default: see `runtime_model.rs`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Features {
+    /// Sends and receives, closing a channel, dropping its receiver.
     pub channels: bool,
-    /// `recv_timeout`: one that gets its message in time leaves its timer,
-    /// which wakes the thread later wherever it waits then and reorders the
-    /// run queue (issue 22, item 8).
+    /// `recv_timeout` and `send_timeout` (a timer goes with its wait: issue
+    /// 22, item 8).
     pub recv_timeout: bool,
     pub select: bool,
     pub mutex: bool,
@@ -167,10 +202,10 @@ pub struct Features {
     pub join: bool,
     pub cancel: bool,
     pub panic: bool,
-    /// Several threads accept on one `Rc<TcpListener>` (issue 22, item 4).
+    /// Several threads accept on one `TcpListener` and read one `TcpStream`
+    /// (issue 22, item 4).
     pub socket: bool,
-    /// `time::timeout`: a finished one keeps its timer (item 8), and
-    /// `Elapsed` comes back before the work has unwound (item 15).
+    /// `time::timeout`, of a limit or of zero (issue 22, items 8, 15, 16).
     pub timeout: bool,
     /// Cancel a thread that unwinds from its own panic, or panic in one that
     /// is being cancelled, with destructors that wait (issue 22, item 3).
@@ -209,10 +244,12 @@ enum Wait {
         until: Option<Instant>,
         status: Status,
     },
+    /// A send waiter's state (`Done` when its message is taken).
     Send {
         c: usize,
         v: u32,
-        done: bool,
+        status: Status,
+        until: Option<Instant>,
     },
     Lock {
         granted: bool,
@@ -235,14 +272,13 @@ enum Wait {
     },
     Accept,
     Read,
-    /// In `timeout`, until the limit or the work's end.
+    /// In `timeout`, running its work (thread `work`) until it ends; its
+    /// deadline is no earlier than `until`. Neither queued nor woken: the
+    /// work runs on this green thread.
     Timeout {
         work: usize,
         until: Instant,
     },
-    /// In `timeout` past the limit: the work is cancelled, and `timeout`
-    /// returns once it has unwound (item 15).
-    Unwinding(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -270,9 +306,24 @@ struct Thread {
     joiner: Option<usize>,
     /// What it will report next.
     expect: Option<Seen>,
-    /// A `timeout`'s work thread: its next operation (its work, then a
-    /// return), and the thread that waits for it.
-    work: Option<(Op, usize)>,
+    /// A `timeout`'s work thread: its next two operations (its work, then a
+    /// return), and the thread that called `timeout`.
+    work: Option<(Op, Op, usize)>,
+    /// A work thread whose deadline has passed at a park (the model learns
+    /// it when the thread comes back, see [`Model::arrive`]).
+    expired: bool,
+    /// Owed an unwind (a cancel, or its deadline) that it could not take
+    /// because a thread was unwinding; or woken for one it no longer owes.
+    /// The scheduler wakes it once no thread unwinds: it may run at a time
+    /// the model does not know (see [`Model::unwinding`]).
+    owed: bool,
+    /// Owed an unwind, parked, when the unwinds ended: the scheduler wakes
+    /// it at the end of its round, and it may run while another unwind has
+    /// begun (see [`Model::arrive`]).
+    woken_owed: bool,
+    /// It reports next that a timed wait ended without parking (its time had
+    /// passed), which it cannot before this.
+    not_before: Option<Instant>,
 }
 
 impl Thread {
@@ -290,21 +341,34 @@ impl Thread {
             joiner: None,
             expect: None,
             work: None,
+            expired: false,
+            owed: false,
+            woken_owed: false,
+            not_before: None,
         }
     }
 
     /// Parked where a timer or a socket wakes it, at a time the model does
-    /// not know.
-    fn flexible(&self) -> bool {
-        matches!(
+    /// not know: a timed wait, or any wait of a `timeout`'s work (whose
+    /// deadline's timer wakes it).
+    fn timed(&self) -> bool {
+        let timed = matches!(
             self.wait,
             Wait::Sleep(_)
                 | Wait::DtorSleep(_)
                 | Wait::Accept
                 | Wait::Read
                 | Wait::Recv { until: Some(_), .. }
-                | Wait::Timeout { .. }
-        ) && matches!(self.run, Run::Parked | Run::Queued)
+                | Wait::Send { until: Some(_), .. }
+        );
+        let work = self.work.is_some() && self.wait != Wait::None;
+        (timed || work) && matches!(self.run, Run::Parked | Run::Queued)
+    }
+
+    /// In the middle of an unwind (of a panic, a cancel or a deadline).
+    fn unwinding(&self) -> bool {
+        self.outcome.is_none()
+            && matches!(self.ending, Some((why, _)) if !matches!(why, Outcome::Value(_)))
     }
 }
 
@@ -317,6 +381,9 @@ struct Chan {
     /// The shared sender, and the clones of operations in flight.
     senders: u32,
     shared_sender: bool,
+    /// The shared receiver (the clones of receives in flight are counted
+    /// from their waits: see [`Model::has_receiver`]).
+    shared_receiver: bool,
 }
 
 /// Where the run is.
@@ -350,6 +417,23 @@ pub struct Model {
 
 type Step<T> = Result<T, String>;
 
+/// The models that `f` leaves of each of `models`, or its first error if
+/// it leaves none.
+pub fn each(models: Vec<Model>, mut f: impl FnMut(Model) -> Step<Vec<Model>>) -> Step<Vec<Model>> {
+    let mut error = None;
+    let mut kept = Vec::new();
+    for model in models {
+        match f(model) {
+            Ok(models) => kept.extend(models),
+            Err(why) => error = error.or(Some(why)),
+        }
+    }
+    match error {
+        Some(why) if kept.is_empty() => Err(why),
+        _ => Ok(kept),
+    }
+}
+
 impl Model {
     /// Thread 0 runs; it has spawned the others, queued in order.
     pub fn new() -> Model {
@@ -369,6 +453,7 @@ impl Model {
                     send_waiters: VecDeque::new(),
                     senders: 1,
                     shared_sender: true,
+                    shared_receiver: true,
                 })
                 .collect(),
             locked: false,
@@ -382,13 +467,12 @@ impl Model {
         }
     }
 
-    /// The operations thread `me` may choose now, with values 0.
     /// The operations thread `me` may choose now, with values 0, in groups:
     /// the generator picks a group, then an operation in it, so that a kind
     /// with many variants (selects) is not chosen more often for it.
     pub fn allowed(&self, me: usize, winding_down: bool, f: &Features) -> Vec<Vec<Op>> {
         let t = &self.threads[me];
-        if let Some((op, _)) = t.work {
+        if let Some((op, _, _)) = t.work {
             return vec![vec![op]];
         }
         let others = || (1..THREADS).filter(move |&o| o != me && self.threads[o].handle);
@@ -404,9 +488,10 @@ impl Model {
         };
         if f.channels {
             let senders = (0..CHANNELS).filter(|&c| self.chans[c].shared_sender);
-            // Only the first thread closes a channel: closed early, channels
-            // would carry few messages.
+            // Only the first thread closes a channel or drops its receiver:
+            // closed early, channels would carry few messages.
             let close = me == MAIN;
+            let receivers = || (0..CHANNELS).filter(|&c| self.chans[c].shared_receiver);
             group(
                 senders
                     .flat_map(|c| {
@@ -416,17 +501,32 @@ impl Model {
                     })
                     .collect(),
             );
-            group((0..CHANNELS).map(Op::Recv).collect());
-            group((0..CHANNELS).map(Op::TryRecv).collect());
+            group(receivers().map(Op::Recv).collect());
+            group(
+                receivers()
+                    .flat_map(|c| {
+                        [Op::TryRecv(c)]
+                            .into_iter()
+                            .chain(close.then_some(Op::DropReceiver(c)))
+                    })
+                    .collect(),
+            );
             if f.recv_timeout {
-                group((0..CHANNELS).map(Op::RecvTimeout).collect());
+                group(receivers().map(Op::RecvTimeout).collect());
+                let senders = (0..CHANNELS).filter(|&c| self.chans[c].shared_sender);
+                group(senders.map(|c| Op::SendTimeout(c, 0)).collect());
             }
         }
-        if f.select {
+        // A thread owed a wake-up may be woken at a time the model does not
+        // know, and a `Select` then joins its queues again at their back.
+        if f.select && !t.owed {
             let mut selects = Vec::new();
-            for recv in 0..CHANNELS {
+            let receiver = |c: usize| self.chans[c].shared_receiver;
+            for recv in (0..CHANNELS).filter(|&c| receiver(c)) {
                 for other in (0..CHANNELS).filter(|&o| o != recv) {
-                    selects.push(Op::Select(recv, other, None));
+                    if receiver(other) {
+                        selects.push(Op::Select(recv, other, None));
+                    }
                     if self.chans[other].shared_sender {
                         selects.push(Op::Select(recv, other, Some(0)));
                     }
@@ -486,9 +586,20 @@ impl Model {
         }
         if f.timeout && self.threads.len() < THREADS + WORKS {
             let w = self.threads.len();
-            let mut works = vec![Work::Yield, Work::Sleep];
-            works.extend((0..CHANNELS).map(Work::Recv));
-            group(works.into_iter().map(|work| Op::Timeout(work, w)).collect());
+            let mut then = vec![WorkOp::Yield, WorkOp::Sleep];
+            then.extend(
+                (0..CHANNELS)
+                    .filter(|&c| self.chans[c].shared_receiver)
+                    .map(WorkOp::Recv),
+            );
+            let works = then
+                .into_iter()
+                .flat_map(|then| [false, true].map(|hold| Work { hold, then }));
+            group(
+                works
+                    .flat_map(|work| [Op::Timeout(work, w, false), Op::Timeout(work, w, true)])
+                    .collect(),
+            );
         }
         if me != MAIN {
             group(vec![Op::Return(0)]);
@@ -566,21 +677,107 @@ impl Model {
         self.current = None;
     }
 
-    /// A queued thread whose run reports nothing: a notified condvar waiter
-    /// that will find the mutex taken.
-    fn silent_front(&self) -> Option<usize> {
-        let &t = self.queue.front()?;
-        let thread = &self.threads[t];
-        let relock = thread.wait == Wait::Condvar { notified: true };
-        (relock && thread.cancel != Cancel::Requested && self.locked).then_some(t)
+    /// Whether a thread of the runtime is in the middle of an unwind: std's
+    /// panic count is per OS thread, so then no thread is handed one (the
+    /// scheduler's `interrupt`).
+    fn unwinding(&self) -> bool {
+        self.threads.iter().any(Thread::unwinding)
     }
 
-    /// Runs the silent thread at the front: it queues on the mutex again.
+    /// `t` has an unwind to take: a cancel, or (a work) its deadline.
+    fn pending(&self, t: usize) -> bool {
+        let thread = &self.threads[t];
+        thread.cancel == Cancel::Requested || thread.expired
+    }
+
+    /// `t`, parking or resuming now, unwinds: it has one pending, and no
+    /// thread unwinds (else it is owed, and its wait goes on).
+    fn unwinds_now(&self, t: usize) -> bool {
+        self.pending(t) && !self.unwinding()
+    }
+
+    /// Whether `t` may run (and report) at a time the model does not know:
+    /// a timed wait; or owed a wake-up, which the scheduler gives once no
+    /// thread unwinds (or queued by one given before: it runs ahead of its
+    /// place in the model's queue).
+    fn flexible(&self, t: usize) -> bool {
+        let thread = &self.threads[t];
+        let owed = thread.owed
+            && (thread.run == Run::Queued || thread.run == Run::Parked && !self.unwinding());
+        thread.timed() || owed
+    }
+
+    /// Whether something will wake parked `t`: a timer or a socket, or the
+    /// end of the unwinds for an unwind it is owed.
+    fn wakeable(&self, t: usize) -> bool {
+        let thread = &self.threads[t];
+        let owed = thread.owed && self.pending(t) && thread.run == Run::Parked;
+        thread.timed() || owed && !self.unwinding()
+    }
+
+    /// Whether what `t` waits for has come (for a wait the model can tell).
+    fn wait_done(&self, t: usize) -> bool {
+        match self.threads[t].wait {
+            Wait::None | Wait::Yield => true,
+            Wait::Recv { status, .. } => status != Status::Waiting,
+            Wait::Send { status, .. } => status != Status::Waiting,
+            Wait::Lock { granted } | Wait::Relock { granted } => granted,
+            Wait::Condvar { notified } => notified,
+            Wait::Join(of) => self.threads[of].outcome.is_some(),
+            Wait::Select { token, .. } => token.is_some(),
+            Wait::Sleep(_) | Wait::DtorSleep(_) | Wait::Accept | Wait::Read => false,
+            Wait::Timeout { .. } => false,
+        }
+    }
+
+    /// A queued thread whose run reports nothing: a notified condvar waiter
+    /// that will find the mutex taken, or a thread owed an unwind (while
+    /// another unwinds) whose wait goes on.
+    fn silent_front(&self) -> Option<usize> {
+        let &t = self.queue.front()?;
+        if self.unwinds_now(t) {
+            return None;
+        }
+        let relock = self.threads[t].wait == Wait::Condvar { notified: true } && self.locked;
+        let owes = self.pending(t) && !self.wait_done(t);
+        (relock || owes).then_some(t)
+    }
+
+    /// Runs the silent thread at the front: it queues on the mutex again, or
+    /// parks again, owed its unwind (a `Select` leaves its queues and joins
+    /// them again, at their back, as it does after any wake-up that finds
+    /// none of its operations done).
     fn run_silent(&mut self, t: usize) {
         self.queue.pop_front();
-        self.threads[t].wait = Wait::Relock { granted: false };
+        if self.pending(t) {
+            self.threads[t].owed = true;
+        }
         self.threads[t].run = Run::Parked;
-        self.mutex_waiters.push_back(t);
+        if self.threads[t].wait == (Wait::Condvar { notified: true }) {
+            self.threads[t].wait = Wait::Relock { granted: false };
+            self.mutex_waiters.push_back(t);
+        }
+        self.parks_again(t);
+    }
+
+    /// Parked `t` has run and parks again, its wait not over: a `Select`
+    /// joins its queues again, at their back.
+    fn parks_again(&mut self, t: usize) {
+        self.threads[t].woken_owed = false;
+        if let Wait::Select {
+            recv, other, send, ..
+        } = self.threads[t].wait
+        {
+            for c in [recv, other] {
+                self.chans[c].recv_waiters.retain(|&w| w != t);
+                self.chans[c].send_waiters.retain(|&w| w != t);
+            }
+            self.chans[recv].recv_waiters.push_back(t);
+            match send {
+                Some(_) => self.chans[other].send_waiters.push_back(t),
+                None => self.chans[other].recv_waiters.push_back(t),
+            }
+        }
     }
 
     fn settle(&mut self) {
@@ -594,15 +791,21 @@ impl Model {
         if self.current.is_some() || self.phase != Phase::Running {
             return;
         }
-        self.settle();
-        let waiting = self.threads.iter().any(Thread::flexible);
-        if self.queue.is_empty() && !waiting {
+        // Once the silent threads have run (on a copy: a flexible thread may
+        // still come before them).
+        let mut settled = self.clone();
+        settled.settle();
+        let waiting = (0..settled.threads.len()).any(|t| settled.wakeable(t));
+        if settled.queue.is_empty() && !waiting {
             self.phase = Phase::Deadlock;
         }
     }
 
     /// The models that `me` arriving (reporting, or choosing an operation)
     /// leaves: one, or one per number of silent threads it may have overtaken.
+    /// A work whose deadline may have passed (by the clock, read after the
+    /// runtime's) may have seen it passed, here or at the park it comes back
+    /// from (that park then unwound at once): one model each.
     pub fn arrive(self, me: usize, now: Instant) -> Step<Vec<Model>> {
         if self.current == Some(me) {
             return Ok(vec![self]);
@@ -610,26 +813,48 @@ impl Model {
         if let Some(other) = self.current {
             return Err(format!("thread {me} runs, but thread {other} should"));
         }
-        if let Some(caller) = self.elapsed_caller(me, now)
-            && self.threads[caller].run == Run::Parked
-        {
-            // The timeout's timer may have run it already: it cancelled its
-            // work (this thread), and waits for its unwind.
-            let mut cancelled = self.clone();
-            cancelled.threads[caller].wait = Wait::Unwinding(me);
-            cancelled.cancel(me);
-            cancelled.queue.retain(|&t| t != me);
-            cancelled.resume(me, now)?;
-            let mut variants = self.arrive_unchanged(me, now).unwrap_or_default();
-            variants.push(cancelled);
-            return Ok(variants);
+        let mut variants = vec![];
+        if self.deadline(me).is_some_and(|until| now >= until) && !self.threads[me].expired {
+            let mut expired = self.clone();
+            expired.threads[me].expired = true;
+            variants.push(expired);
         }
-        self.arrive_unchanged(me, now)
+        variants.push(self);
+        // A thread woken for its owed unwind may have run while another
+        // unwind had begun, and parked again (a `Select` behind the others).
+        if variants[0].unwinding() {
+            for t in 0..variants[0].threads.len() {
+                let silent = |m: &Model| {
+                    let thread = &m.threads[t];
+                    thread.woken_owed && thread.run == Run::Parked && t != me
+                };
+                let ran: Vec<Model> = variants
+                    .iter()
+                    .filter(|m| silent(m))
+                    .map(|m| {
+                        let mut ran = m.clone();
+                        ran.parks_again(t);
+                        ran
+                    })
+                    .collect();
+                variants.extend(ran);
+            }
+        }
+        each(variants, |m| m.arrive_unchanged(me, now))
     }
 
-    /// [`arrive`](Model::arrive), when no timer cancelled the thread.
+    /// The deadline of work thread `w` (no earlier than this).
+    fn deadline(&self, w: usize) -> Option<Instant> {
+        let (_, _, caller) = self.threads[w].work?;
+        match self.threads[caller].wait {
+            Wait::Timeout { work, until } if work == w => Some(until),
+            _ => None,
+        }
+    }
+
+    /// [`arrive`](Model::arrive), once the deadline is settled.
     fn arrive_unchanged(mut self, me: usize, now: Instant) -> Step<Vec<Model>> {
-        if self.threads[me].flexible() {
+        if self.flexible(me) {
             let mut variants = vec![self.clone()];
             while let Some(t) = self.silent_front() {
                 self.run_silent(t);
@@ -660,13 +885,19 @@ impl Model {
         self.current = Some(t);
         let thread = &mut self.threads[t];
         thread.run = Run::Running;
+        thread.woken_owed = false;
         if !thread.started {
             thread.started = true;
             return Ok(());
         }
         let wait = std::mem::replace(&mut thread.wait, Wait::None);
-        if thread.cancel == Cancel::Requested {
-            return self.deliver_cancel(t, wait);
+        if self.unwinds_now(t) {
+            return self.deliver(t, wait);
+        }
+        if self.pending(t) {
+            // Owed: the park returns as a spurious wake-up would, and the
+            // wait goes on (it reports only if it is over).
+            self.threads[t].owed = true;
         }
         let seen = match wait {
             Wait::None => return Err(format!("model: thread {t} resumed without a wait")),
@@ -686,9 +917,33 @@ impl Model {
                     None => return Err(format!("model: thread {t} woke in a receive")),
                 },
             },
-            Wait::Send { c, done: true, .. } => {
+            Wait::Send {
+                c,
+                status: Status::Done(_),
+                ..
+            } => {
                 self.drop_sender(c);
                 Seen::Done
+            }
+            Wait::Send {
+                c,
+                status: Status::Disconnected,
+                ..
+            } => {
+                self.drop_sender(c);
+                Seen::Disconnected
+            }
+            Wait::Send {
+                c,
+                until: Some(until),
+                ..
+            } => {
+                if now < until {
+                    return Err(format!("thread {t} timed out early"));
+                }
+                self.chans[c].send_waiters.retain(|&w| w != t);
+                self.drop_sender(c);
+                Seen::TimedOut
             }
             Wait::Lock { granted: true } | Wait::Relock { granted: true } => {
                 self.mutex_waiters.retain(|&w| w != t);
@@ -699,6 +954,9 @@ impl Model {
                     self.threads[t].held.push(Held::Guard);
                     Seen::Locked
                 }
+            }
+            Wait::Condvar { notified: true } if self.locked => {
+                return Err(format!("thread {t} woke, but it queues on the mutex"));
             }
             Wait::Condvar { notified: true } => {
                 // Not silent: the mutex is free, and nobody waits for it.
@@ -736,24 +994,10 @@ impl Model {
             }
             Wait::Accept => Seen::Accepted,
             Wait::Read => Seen::Read,
-            Wait::Timeout { work, until } => match self.threads[work].outcome {
-                Some(Outcome::Value(_)) => Seen::InTime,
-                Some(outcome) => return Err(format!("model: timeout work ended {outcome:?}")),
-                None if now >= until => {
-                    return Err(format!(
-                        "thread {t}: timeout returned while its work (thread {work}) still runs \
-                         (item 15: Elapsed once the work has unwound)"
-                    ));
-                }
-                None => return Err(format!("thread {t} woke in a timeout early")),
-            },
-            Wait::Unwinding(work) => match self.threads[work].outcome {
-                Some(Outcome::Cancelled) => Seen::Elapsed,
-                outcome => return Err(format!("model: timeout work ended {outcome:?}")),
-            },
-            wait => return Err(format!("model: thread {t} woke in {wait:?}")),
+            wait => return Err(format!("thread {t} woke in {wait:?}")),
         };
         self.threads[t].expect = Some(seen);
+        self.drop_receivers_of(wait);
         Ok(())
     }
 
@@ -767,16 +1011,23 @@ impl Model {
         held[lent] = Held::Guard;
     }
 
-    /// `t` resumes cancelled from `wait`: undo the wait (what was handed to it
-    /// goes on), then unwind.
-    fn deliver_cancel(&mut self, t: usize, wait: Wait) -> Step<()> {
-        self.threads[t].cancel = Cancel::Delivered;
+    /// `t` unwinds from `wait` (its cancel, else its deadline): undo the wait
+    /// (what was handed to it goes on), then unwind.
+    fn deliver(&mut self, t: usize, wait: Wait) -> Step<()> {
+        let thread = &mut self.threads[t];
+        thread.wait = Wait::None;
+        let why = if thread.cancel == Cancel::Requested {
+            thread.cancel = Cancel::Delivered;
+            Outcome::Cancelled
+        } else {
+            Outcome::Expired
+        };
         match wait {
             Wait::None | Wait::Yield | Wait::Join(_) | Wait::Sleep(_) => {}
             Wait::DtorSleep(_) => {
                 // Cancelled in a destructor of a return: the rest unwinds.
                 if let Some((_, next)) = self.threads[t].ending {
-                    self.threads[t].ending = Some((Outcome::Cancelled, next));
+                    self.threads[t].ending = Some((why, next));
                     return self.unwind_next(t);
                 }
             }
@@ -785,8 +1036,8 @@ impl Model {
                 Status::Disconnected => {}
                 Status::Waiting => self.chans[c].recv_waiters.retain(|&w| w != t),
             },
-            Wait::Send { c, done, .. } => {
-                if !done {
+            Wait::Send { c, status, .. } => {
+                if status == Status::Waiting {
                     self.chans[c].send_waiters.retain(|&w| w != t);
                 }
                 self.drop_sender(c);
@@ -823,11 +1074,10 @@ impl Model {
             }
             Wait::Accept => self.accepts -= 1,
             Wait::Read => self.reads -= 1,
-            // Its work is cancelled with it.
-            Wait::Timeout { work, .. } => self.cancel(work),
-            Wait::Unwinding(_) => {}
+            Wait::Timeout { .. } => return Err(format!("model: thread {t} unwinds in a timeout")),
         }
-        self.begin_unwind(t, Outcome::Cancelled)
+        self.drop_receivers_of(wait);
+        self.begin_unwind(t, why)
     }
 
     fn begin_unwind(&mut self, t: usize, why: Outcome) -> Step<()> {
@@ -860,18 +1110,41 @@ impl Model {
     // ---- reports --------------------------------------------------------
 
     /// `me`, running, reports `seen`: compare, and go on from there.
-    pub fn report(&mut self, me: usize, seen: Seen, now: Instant) -> Step<()> {
+    pub fn report(mut self, me: usize, seen: Seen, now: Instant) -> Step<Vec<Model>> {
+        let mut models = Vec::new();
+        if seen == Seen::DtorSleep && self.threads[me].expect == Some(seen) {
+            // The destructor's sleep may find its time passed before it
+            // parks: then it neither parks nor unwinds.
+            models.extend(self.late(me, Seen::Slept, now));
+        }
+        match self.report_one(me, seen, now) {
+            Ok(()) => models.push(self),
+            Err(why) if models.is_empty() => return Err(why),
+            Err(_) => {}
+        }
+        Ok(models)
+    }
+
+    fn report_one(&mut self, me: usize, seen: Seen, now: Instant) -> Step<()> {
         let expect = self.threads[me].expect.take();
         if expect != Some(seen) {
             return Err(format!(
                 "thread {me}: saw {seen:?}, the model expects {expect:?}"
             ));
         }
+        if let Some(time) = self.threads[me].not_before.take()
+            && now < time
+        {
+            return Err(format!("thread {me}: {seen:?} before its time passed"));
+        }
         match seen {
             Seen::DtorSleep => {
-                if self.threads[me].cancel == Cancel::Requested {
+                if self.unwinds_now(me) {
                     // It parks, and its cancel is delivered there.
-                    return self.deliver_cancel(me, Wait::DtorSleep(now));
+                    return self.deliver(me, Wait::DtorSleep(now));
+                }
+                if self.pending(me) {
+                    self.threads[me].owed = true;
                 }
                 self.threads[me].wait = Wait::DtorSleep(now + SHORT);
                 self.stop(me, Run::Parked);
@@ -884,12 +1157,19 @@ impl Model {
                 thread.outcome = Some(why);
                 thread.run = Run::Done;
                 self.current = None;
-                let waits = |wait: Wait| match wait {
-                    Wait::Join(t) | Wait::Unwinding(t) | Wait::Timeout { work: t, .. } => t == me,
-                    _ => false,
-                };
+                if !self.unwinding() {
+                    for t in 0..self.threads.len() {
+                        let thread = &self.threads[t];
+                        if thread.owed && self.pending(t) && thread.run == Run::Parked {
+                            self.threads[t].woken_owed = true;
+                        }
+                    }
+                }
+                if let Some((_, _, caller)) = self.threads[me].work {
+                    return self.timeout_returns(caller, me, why);
+                }
                 if let Some(joiner) = self.threads[me].joiner.take()
-                    && waits(self.threads[joiner].wait)
+                    && self.threads[joiner].wait == Wait::Join(me)
                 {
                     self.wake(joiner);
                 }
@@ -901,6 +1181,28 @@ impl Model {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// Work `w` of the `timeout` that `caller` is in ended `why`: the caller
+    /// goes on at once, on the same green thread, which takes its cancel and
+    /// the wake-up it may be owed back.
+    fn timeout_returns(&mut self, caller: usize, w: usize, why: Outcome) -> Step<()> {
+        let (cancel, owed) = (self.threads[w].cancel, self.threads[w].owed);
+        let thread = &mut self.threads[caller];
+        thread.wait = Wait::None;
+        thread.run = Run::Running;
+        thread.owed = owed;
+        thread.cancel = cancel;
+        self.current = Some(caller);
+        let seen = match why {
+            Outcome::Value(_) => Seen::InTime,
+            Outcome::Expired => Seen::Elapsed,
+            // Not `timeout`'s: the unwind goes on through the caller.
+            Outcome::Cancelled => return self.begin_unwind(caller, why),
+            Outcome::Panicked(_) => return Err(format!("model: timeout work ended {why:?}")),
+        };
+        self.threads[caller].expect = Some(seen);
         Ok(())
     }
 
@@ -920,46 +1222,66 @@ impl Model {
     /// may make).
     pub fn apply(mut self, me: usize, op: Op, now: Instant) -> Step<Vec<Model>> {
         let park = |m: &mut Model, wait: Wait| -> Step<()> {
-            if m.threads[me].cancel == Cancel::Requested {
-                return m.deliver_cancel(me, Wait::None);
+            if m.unwinds_now(me) {
+                return m.deliver(me, Wait::None);
+            }
+            if m.pending(me) {
+                m.threads[me].owed = true;
             }
             m.threads[me].wait = wait;
             m.stop(me, Run::Parked);
             m.check_deadlock();
             Ok(())
         };
-        if let Some((next, _)) = &mut self.threads[me].work {
-            *next = Op::Return(0);
+        if let Some((next, then, _)) = &mut self.threads[me].work {
+            *next = std::mem::replace(then, Op::Return(0));
         }
         let mut seen = Seen::Done;
         match op {
             Op::Yield => {
-                if self.threads[me].cancel == Cancel::Requested {
-                    self.deliver_cancel(me, Wait::None)?;
+                if self.unwinds_now(me) {
+                    self.deliver(me, Wait::None)?;
                 } else {
+                    if self.pending(me) {
+                        self.threads[me].owed = true;
+                    }
                     self.threads[me].wait = Wait::Yield;
                     self.stop(me, Run::Queued);
                 }
                 return Ok(vec![self]);
             }
-            Op::Send(c, v) => {
+            Op::Send(c, v) | Op::SendTimeout(c, v) => {
                 self.chans[c].senders += 1;
-                if self.try_send(c, v).is_ok() {
+                let sent = self.try_send(c, v);
+                if sent != Err(Seen::Full) {
                     self.drop_sender(c);
+                    if sent.is_err() {
+                        seen = Seen::Disconnected;
+                    }
                 } else {
-                    let wait = Wait::Send { c, v, done: false };
-                    if self.threads[me].cancel == Cancel::Requested {
-                        self.deliver_cancel(me, wait)?;
+                    let until = matches!(op, Op::SendTimeout(..)).then_some(now + SHORT);
+                    let wait = Wait::Send {
+                        c,
+                        v,
+                        status: Status::Waiting,
+                        until,
+                    };
+                    let mut late = until.and_then(|_| self.late(me, Seen::TimedOut, now));
+                    if let Some(late) = &mut late {
+                        late.drop_sender(c);
+                    }
+                    if self.unwinds_now(me) {
+                        self.deliver(me, wait)?;
                     } else {
                         self.chans[c].send_waiters.push_back(me);
                         park(&mut self, wait)?;
                     }
-                    return Ok(vec![self]);
+                    return Ok(late.into_iter().chain([self]).collect());
                 }
             }
             Op::TrySend(c, v) => {
-                if self.try_send(c, v).is_err() {
-                    seen = Seen::Full;
+                if let Err(error) = self.try_send(c, v) {
+                    seen = error;
                 }
             }
             Op::Recv(c) | Op::RecvTimeout(c) => match self.try_recv(c) {
@@ -967,12 +1289,13 @@ impl Model {
                 Err(Seen::Disconnected) => seen = Seen::Disconnected,
                 Err(_) => {
                     let until = matches!(op, Op::RecvTimeout(_)).then_some(now + SHORT);
-                    if self.threads[me].cancel != Cancel::Requested {
+                    let late = until.and_then(|_| self.late(me, Seen::TimedOut, now));
+                    if !self.unwinds_now(me) {
                         self.chans[c].recv_waiters.push_back(me);
                     }
                     let status = Status::Waiting;
                     park(&mut self, Wait::Recv { c, until, status })?;
-                    return Ok(vec![self]);
+                    return Ok(late.into_iter().chain([self]).collect());
                 }
             },
             Op::TryRecv(c) => {
@@ -985,10 +1308,14 @@ impl Model {
                 self.chans[c].shared_sender = false;
                 self.drop_sender(c);
             }
+            Op::DropReceiver(c) => {
+                self.chans[c].shared_receiver = false;
+                self.drop_receiver(c);
+            }
             Op::Select(recv, other, send) => return self.select(me, recv, other, send),
             Op::Lock => {
                 if self.locked {
-                    if self.threads[me].cancel != Cancel::Requested {
+                    if !self.unwinds_now(me) {
                         self.mutex_waiters.push_back(me);
                     }
                     park(&mut self, Wait::Lock { granted: false })?;
@@ -1023,7 +1350,7 @@ impl Model {
                     .position(|&h| h == Held::Guard)
                     .expect("a guard");
                 held[at] = Held::Lent;
-                if self.threads[me].cancel != Cancel::Requested {
+                if !self.unwinds_now(me) {
                     self.cv_waiters.push_back(me);
                 }
                 self.release();
@@ -1037,8 +1364,9 @@ impl Model {
                 }
             }
             Op::Sleep => {
+                let late = self.late(me, Seen::Slept, now);
                 park(&mut self, Wait::Sleep(now + SHORT))?;
-                return Ok(vec![self]);
+                return Ok(late.into_iter().chain([self]).collect());
             }
             Op::HoldSleeper => self.threads[me].held.push(Held::Sleeper),
             Op::Join(t) => {
@@ -1046,7 +1374,7 @@ impl Model {
                 match self.threads[t].outcome {
                     Some(outcome) => seen = Seen::Joined(outcome),
                     None => {
-                        if self.threads[me].cancel != Cancel::Requested {
+                        if !self.unwinds_now(me) {
                             self.threads[t].joiner = Some(me);
                         }
                         park(&mut self, Wait::Join(t))?;
@@ -1055,22 +1383,30 @@ impl Model {
                 }
             }
             Op::Cancel(t) => self.cancel(t),
-            Op::Timeout(work, w) => {
+            Op::Timeout(work, w, zero) => {
                 if self.threads.len() != w {
                     return Err(format!("model: timeout work numbered {w}"));
                 }
+                // The work runs at once, on this green thread: its cancel
+                // (and owed wake-up) go with it. A zero limit has passed at
+                // its first wait.
+                let caller = &mut self.threads[me];
                 let mut thread = Thread::new(false);
-                thread.work = Some((work.op(), me));
-                thread.joiner = Some(me);
+                let (first, then) = work.ops();
+                thread.work = Some((first, then, me));
+                thread.run = Run::Running;
+                thread.started = true;
+                thread.expired = zero;
+                thread.cancel = std::mem::replace(&mut caller.cancel, Cancel::No);
+                thread.owed = std::mem::take(&mut caller.owed);
+                let limit = if zero { Duration::ZERO } else { LIMIT };
+                caller.wait = Wait::Timeout {
+                    work: w,
+                    until: now + limit,
+                };
+                caller.run = Run::Parked;
                 self.threads.push(thread);
-                self.queue.push_back(w);
-                park(
-                    &mut self,
-                    Wait::Timeout {
-                        work: w,
-                        until: now + LIMIT,
-                    },
-                )?;
+                self.current = Some(w);
                 return Ok(vec![self]);
             }
             Op::Panic(_) | Op::Return(_) => {
@@ -1112,29 +1448,38 @@ impl Model {
         Ok(vec![self])
     }
 
-    fn cancel(&mut self, t: usize) {
+    /// Cancels `t`'s green thread: the work of the `timeout` it is in, if it
+    /// is in one.
+    /// The model where `me`, which unwinds at its next park, reports `seen`
+    /// instead: a timed wait of [`SHORT`] that found its time passed (the
+    /// thread was held up that long) and did not park.
+    fn late(&self, me: usize, seen: Seen, now: Instant) -> Option<Model> {
+        self.unwinds_now(me).then(|| {
+            let mut late = self.clone();
+            late.threads[me].expect = Some(seen);
+            late.threads[me].not_before = Some(now + SHORT);
+            late
+        })
+    }
+
+    fn cancel(&mut self, mut t: usize) {
+        while let Wait::Timeout { work, .. } = self.threads[t].wait {
+            t = work;
+        }
         let target = &mut self.threads[t];
         if target.outcome.is_none() && target.cancel == Cancel::No {
-            if target.panicking {
-                // Already unwinding: never a second unwind (item 3).
+            let ends = !matches!(target.ending, Some((Outcome::Expired, _)));
+            if target.unwinding() && ends {
+                // Already unwinding, to its end: never a second unwind (item
+                // 3). (It is woken, and its destructor's sleep parks again.)
+                // A deadline's unwind ends in its `timeout`: the cancel is
+                // taken after (owed until then).
                 target.cancel = Cancel::Delivered;
             } else {
                 target.cancel = Cancel::Requested;
                 self.wake(t);
             }
         }
-    }
-
-    /// The `timeout` waiting for work thread `w`, if its limit has passed
-    /// (then its timer may have run it, silently: it cancelled `w` and waits
-    /// for its unwind).
-    fn elapsed_caller(&self, w: usize, now: Instant) -> Option<usize> {
-        let (_, caller) = self.threads[w].work?;
-        let waiting = matches!(
-            self.threads[caller].wait,
-            Wait::Timeout { work, until } if work == w && now >= until
-        );
-        (waiting && self.threads[w].outcome.is_none()).then_some(caller)
     }
 
     fn select(
@@ -1163,6 +1508,7 @@ impl Model {
                 let chan = &self.chans[other];
                 self.first_claimable(&chan.recv_waiters).is_some()
                     || chan.cap.is_none_or(|cap| chan.buffer.len() < cap)
+                    || !self.has_receiver(other)
             }
             None => ready_recv(&self, other),
         };
@@ -1176,10 +1522,10 @@ impl Model {
                     let mut m = self.clone();
                     let c = if index == 0 { recv } else { other };
                     let picked = match (index, send) {
-                        (1, Some(v)) => {
-                            m.try_send(c, v).expect("ready");
-                            Picked::Sent
-                        }
+                        (1, Some(v)) => match m.try_send(c, v) {
+                            Ok(()) => Picked::Sent,
+                            Err(_) => Picked::Disconnected,
+                        },
                         _ => match m.try_recv(c) {
                             Ok(v) => Picked::Got(v),
                             Err(_) => Picked::Disconnected,
@@ -1199,10 +1545,13 @@ impl Model {
             send,
             token: None,
         };
-        if self.threads[me].cancel == Cancel::Requested {
+        if self.unwinds_now(me) {
             self.threads[me].wait = wait;
-            self.deliver_cancel(me, wait)?;
+            self.deliver(me, wait)?;
             return Ok(vec![self]);
+        }
+        if self.pending(me) {
+            self.threads[me].owed = true;
         }
         self.chans[recv].recv_waiters.push_back(me);
         match send {
@@ -1262,7 +1611,12 @@ impl Model {
                     _ => Status::Disconnected,
                 }
             }
-            Wait::Send { done, .. } => *done = true,
+            Wait::Send { status, .. } => {
+                *status = match how {
+                    Picked::Disconnected => Status::Disconnected,
+                    _ => Status::Done(0),
+                }
+            }
             // `recv` and `other` differ: the channel names the operation.
             Wait::Select { recv, token, .. } => *token = Some((usize::from(*recv != c), how)),
             wait => unreachable!("a channel waiter in {wait:?}"),
@@ -1279,7 +1633,11 @@ impl Model {
         }
     }
 
-    fn try_send(&mut self, c: usize, v: u32) -> Result<(), ()> {
+    /// Sends without waiting, or `Seen::Disconnected` / `Seen::Full`.
+    fn try_send(&mut self, c: usize, v: u32) -> Result<(), Seen> {
+        if !self.has_receiver(c) {
+            return Err(Seen::Disconnected);
+        }
         if let Some(t) = self.pop_claimed(c, false) {
             self.complete(t, c, Picked::Got(v));
             return Ok(());
@@ -1289,7 +1647,48 @@ impl Model {
             chan.buffer.push_back(v);
             return Ok(());
         }
-        Err(())
+        Err(Seen::Full)
+    }
+
+    /// Whether channel `c` has a receiver: the shared one, or the clone that
+    /// a receive in flight (parked, or woken and not yet run) holds.
+    fn has_receiver(&self, c: usize) -> bool {
+        let receives = |t: &Thread| match t.wait {
+            Wait::Recv { c: on, .. } => on == c,
+            Wait::Select {
+                recv, other, send, ..
+            } => recv == c || send.is_none() && other == c,
+            _ => false,
+        };
+        self.chans[c].shared_receiver || self.threads.iter().any(receives)
+    }
+
+    /// A receiver of `c` is gone: if it was the last, the waiting senders
+    /// are told, and the messages left are dropped.
+    fn drop_receiver(&mut self, c: usize) {
+        if self.has_receiver(c) {
+            return;
+        }
+        while let Some(t) = self.pop_claimed(c, true) {
+            self.complete(t, c, Picked::Disconnected);
+        }
+        self.chans[c].buffer.clear();
+    }
+
+    /// The receivers that `wait` held are gone.
+    fn drop_receivers_of(&mut self, wait: Wait) {
+        match wait {
+            Wait::Recv { c, .. } => self.drop_receiver(c),
+            Wait::Select {
+                recv, other, send, ..
+            } => {
+                self.drop_receiver(recv);
+                if send.is_none() {
+                    self.drop_receiver(other);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// A message, or `Seen::Empty` / `Seen::Disconnected`.
