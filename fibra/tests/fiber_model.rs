@@ -3,6 +3,8 @@
 //! over random sequences, the sequences behind the soundness review's findings,
 //! and the table's aborts (in a child process).
 
+#[path = "support/model_runs.rs"]
+mod model_runs;
 mod support;
 
 mod model;
@@ -19,21 +21,9 @@ use std::rc::Rc;
 /// Operations per random sequence.
 const STEPS: u32 = 40;
 
-/// How many random sequences each random test runs: `FIBRA_MODEL_CASES`, or
-/// 10,000. `FIBRA_MODEL_SEED` sets the first seed, to rerun a failing one alone.
-fn seeds() -> std::ops::Range<u64> {
-    let var = |name: &str, default: u64| {
-        std::env::var(name).map_or(default, |n| {
-            n.parse().unwrap_or_else(|_| panic!("{name}: a number"))
-        })
-    };
-    let first = var("FIBRA_MODEL_SEED", 0);
-    first..first + var("FIBRA_MODEL_CASES", 10_000)
-}
-
 #[test]
 fn random_sequences_agree_with_the_model() {
-    for seed in seeds() {
+    for seed in model_runs::seeds(10_000) {
         check_fibers(
             Choices::seeded(seed, STEPS),
             format!("seed {seed} (FIBRA_MODEL_SEED={seed})"),
@@ -43,7 +33,7 @@ fn random_sequences_agree_with_the_model() {
 
 #[test]
 fn random_generators_agree_with_the_model() {
-    for seed in seeds() {
+    for seed in model_runs::seeds(10_000) {
         check_generator(
             Choices::seeded(seed, 0),
             format!("seed {seed} (FIBRA_MODEL_SEED={seed})"),
@@ -55,12 +45,7 @@ fn random_generators_agree_with_the_model() {
 /// test of what the fuzzer found) and on a few fixed inputs.
 #[test]
 fn fuzz_inputs_agree_with_the_model() {
-    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/fiber_model");
-    let mut inputs: Vec<Vec<u8>> = vec![vec![], (0..=255).collect(), (0..=255).rev().collect()];
-    if let Ok(entries) = std::fs::read_dir(corpus) {
-        inputs.extend(entries.map(|entry| std::fs::read(entry.unwrap().path()).unwrap()));
-    }
-    for input in inputs {
+    for input in model_runs::fuzz_inputs("fiber_model") {
         check_from_bytes(&input);
     }
 }

@@ -11,6 +11,8 @@
 //! prints each step as it runs (for a hang). `FIBRA_MODEL_FEATURES` chooses
 //! the operations (see `runtime_model::features`).
 
+#[path = "support/model_runs.rs"]
+mod model_runs;
 #[path = "runtime_model/mod.rs"]
 mod runtime_model;
 
@@ -19,20 +21,10 @@ use runtime_model::{Choices, check, check_from_bytes, features};
 /// Operations per program (all threads together), before it winds down.
 const STEPS: u32 = 40;
 
-fn seeds() -> std::ops::Range<u64> {
-    let var = |name: &str, default: u64| {
-        std::env::var(name).map_or(default, |n| {
-            n.parse().unwrap_or_else(|_| panic!("{name}: a number"))
-        })
-    };
-    let first = var("FIBRA_MODEL_SEED", 0);
-    first..first + var("FIBRA_MODEL_CASES", 2_000)
-}
-
 #[test]
 fn random_programs_agree_with_the_model() {
     let features = features();
-    for seed in seeds() {
+    for seed in model_runs::seeds(2_000) {
         check(
             Choices::seeded(seed, STEPS),
             features,
@@ -45,12 +37,7 @@ fn random_programs_agree_with_the_model() {
 /// test of what the fuzzer found) and on a few fixed inputs.
 #[test]
 fn fuzz_inputs_agree_with_the_model() {
-    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/runtime_model");
-    let mut inputs: Vec<Vec<u8>> = vec![vec![], (0..=255).collect(), (0..=255).rev().collect()];
-    if let Ok(entries) = std::fs::read_dir(corpus) {
-        inputs.extend(entries.map(|entry| std::fs::read(entry.unwrap().path()).unwrap()));
-    }
-    for input in inputs {
+    for input in model_runs::fuzz_inputs("runtime_model") {
         check_from_bytes(&input);
     }
 }

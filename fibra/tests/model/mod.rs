@@ -28,6 +28,10 @@
 //! steps that led there: the failure may be seen deep inside a fiber, where a
 //! panic would be taken for one of the sequence's own.
 
+#[path = "../support/draws.rs"]
+mod draws;
+
+use draws::Draws;
 use fibra::fiber::Status;
 use fibra::{Fiber, FiberError, Generator, Step, Yielder};
 use std::any::Any;
@@ -136,8 +140,7 @@ pub struct Choices {
 }
 
 enum Source {
-    Seeded { state: u64, steps_left: u32 },
-    Bytes { bytes: Vec<u8>, at: usize },
+    Drawn(Draws),
     Script(VecDeque<Op>),
 }
 
@@ -145,20 +148,14 @@ impl Choices {
     /// `steps` operations chosen by a splitmix64 generator from `seed`.
     pub fn seeded(seed: u64, steps: u32) -> Choices {
         Choices {
-            source: Source::Seeded {
-                state: seed,
-                steps_left: steps,
-            },
+            source: Source::Drawn(Draws::seeded(seed, steps)),
         }
     }
 
     /// Operations chosen by `bytes`, one byte a choice.
     pub fn from_bytes(bytes: &[u8]) -> Choices {
         Choices {
-            source: Source::Bytes {
-                bytes: bytes.to_vec(),
-                at: 0,
-            },
+            source: Source::Drawn(Draws::from_bytes(bytes)),
         }
     }
 
@@ -173,19 +170,7 @@ impl Choices {
     /// A number below `n` (which is at least 1).
     fn below(&mut self, n: usize) -> usize {
         match &mut self.source {
-            Source::Seeded { state, .. } => {
-                // splitmix64
-                *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = *state;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                ((z ^ (z >> 31)) % n as u64) as usize
-            }
-            Source::Bytes { bytes, at } => {
-                let byte = bytes.get(*at).copied().unwrap_or(0);
-                *at += 1;
-                byte as usize % n
-            }
+            Source::Drawn(draws) => draws.below(n),
             Source::Script(_) => 0,
         }
     }
@@ -196,8 +181,7 @@ impl Choices {
 
     fn winding_down(&self) -> bool {
         match &self.source {
-            Source::Seeded { steps_left, .. } => *steps_left == 0,
-            Source::Bytes { bytes, at } => *at >= bytes.len(),
+            Source::Drawn(draws) => draws.used_up(),
             Source::Script(ops) => ops.is_empty(),
         }
     }
@@ -209,22 +193,17 @@ impl Choices {
             Source::Script(ops) if !ops.is_empty() => {
                 let op = ops.pop_front().expect("not empty");
                 let shape = op.with_value(0);
-                if allowed.contains(&shape) {
+                return if allowed.contains(&shape) {
                     Ok(op)
                 } else {
                     Err(op)
-                }
+                };
             }
-            Source::Seeded { steps_left, .. } => {
-                *steps_left = steps_left.saturating_sub(1);
-                let op = allowed[self.below(allowed.len())];
-                Ok(op.with_value(self.value()))
-            }
-            _ => {
-                let op = allowed[self.below(allowed.len())];
-                Ok(op.with_value(self.value()))
-            }
+            Source::Drawn(draws) => draws.step(),
+            Source::Script(_) => {}
         }
+        let op = allowed[self.below(allowed.len())];
+        Ok(op.with_value(self.value()))
     }
 }
 

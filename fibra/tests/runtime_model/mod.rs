@@ -33,8 +33,11 @@
 //! A hang (a lost wake-up) is reported by a watchdog OS thread after
 //! [`HANG`] without a step.
 
+#[path = "../support/draws.rs"]
+mod draws;
 mod model;
 
+use draws::Draws;
 pub use model::Features;
 use model::{LIMIT, MAIN, Model, Op, Outcome, Phase, Picked, SHORT, Seen, THREADS, each};
 
@@ -63,66 +66,36 @@ const VALUES: u32 = 100;
 /// it runs out (steps or bytes) the program winds down: the spawned threads
 /// return, and the first joins them and returns.
 pub struct Choices {
-    source: Source,
-}
-
-enum Source {
-    Seeded { state: u64, steps_left: u32 },
-    Bytes { bytes: Vec<u8>, at: usize },
+    draws: Draws,
 }
 
 impl Choices {
     /// `steps` operations chosen by a splitmix64 generator from `seed`.
     pub fn seeded(seed: u64, steps: u32) -> Choices {
         Choices {
-            source: Source::Seeded {
-                state: seed,
-                steps_left: steps,
-            },
+            draws: Draws::seeded(seed, steps),
         }
     }
 
     /// Operations chosen by `bytes`, one byte a choice.
     pub fn from_bytes(bytes: &[u8]) -> Choices {
         Choices {
-            source: Source::Bytes {
-                bytes: bytes.to_vec(),
-                at: 0,
-            },
+            draws: Draws::from_bytes(bytes),
         }
     }
 
-    /// A number below `n` (at least 1).
     fn below(&mut self, n: usize) -> usize {
-        match &mut self.source {
-            Source::Seeded { state, .. } => {
-                *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = *state;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                ((z ^ (z >> 31)) % n as u64) as usize
-            }
-            Source::Bytes { bytes, at } => {
-                let byte = bytes.get(*at).copied().unwrap_or(0);
-                *at += 1;
-                byte as usize % n
-            }
-        }
+        self.draws.below(n)
     }
 
     fn winding_down(&self) -> bool {
-        match &self.source {
-            Source::Seeded { steps_left, .. } => *steps_left == 0,
-            Source::Bytes { bytes, at } => *at >= bytes.len(),
-        }
+        self.draws.used_up()
     }
 
     /// One of `allowed` (groups of operations listed with values 0: a group,
     /// then one of its operations), with its value drawn.
     fn pick(&mut self, allowed: &[Vec<Op>]) -> Op {
-        if let Source::Seeded { steps_left, .. } = &mut self.source {
-            *steps_left = steps_left.saturating_sub(1);
-        }
+        self.draws.step();
         let group = &allowed[self.below(allowed.len())];
         let op = group[self.below(group.len())];
         let value = self.below(VALUES as usize) as u32;
