@@ -112,21 +112,23 @@ impl Deadlines {
     }
 
     /// Arms a timer (with `insert`) for the nearest deadline of `task`, about
-    /// to park at `now` — unless it has passed (it is due now, not later) or
-    /// the timer armed for it is still pending (a timer fires at its deadline
-    /// or after, so one armed for a deadline not yet passed has not fired).
+    /// to park, unless one is armed for it already (once armed, it fires or is
+    /// disarmed with its deadline). One that has passed is armed too: it may
+    /// have passed since the park looked for an expired deadline (a moment
+    /// earlier), and its timer, due at once, then wakes the thread to find it
+    /// — not arming it would leave the park waiting for whatever else wakes
+    /// it (seen under valgrind, where the moment is long).
     /// Returns the timer to disarm, if one was armed for another deadline (a
     /// later one, before an inner `timeout` with a nearer one began).
     #[must_use = "the timer returned is to be disarmed"]
     pub(super) fn arm(
         &mut self,
         task: TaskId,
-        now: impl FnOnce() -> Instant,
         insert: impl FnOnce(Instant) -> TimerKey,
     ) -> Option<TimerKey> {
         let stack = self.by_thread.get_mut(&task)?;
         let nearest = stack.nearest()?;
-        if stack.armed.is_some_and(|(armed, _)| armed == nearest) || nearest <= now() {
+        if stack.armed.is_some_and(|(armed, _)| armed == nearest) {
             return None;
         }
         let before = stack.armed.replace((nearest, insert(nearest)));
@@ -180,21 +182,16 @@ mod tests {
         serial: 1,
     };
 
-    /// Arms `TASK`'s nearest deadline at `now`, recording what is armed.
+    /// Arms `TASK`'s nearest deadline, recording what is armed.
     fn arm(
         deadlines: &mut Deadlines,
         timers: &mut Timers,
         armed: &mut Vec<Instant>,
-        now: Instant,
     ) -> Option<TimerKey> {
-        deadlines.arm(
-            TASK,
-            || now,
-            |at| {
-                armed.push(at);
-                timers.insert(at, TASK)
-            },
-        )
+        deadlines.arm(TASK, |at| {
+            armed.push(at);
+            timers.insert(at, TASK)
+        })
     }
 
     #[test]
@@ -206,18 +203,15 @@ mod tests {
         let mut deadlines = Deadlines::default();
         assert!(deadlines.is_empty());
         let outer = deadlines.push(TASK, ms(30));
-        assert_eq!(arm(&mut deadlines, &mut timers, &mut armed, t0), None);
+        assert_eq!(arm(&mut deadlines, &mut timers, &mut armed), None);
         let inner = deadlines.push(TASK, ms(10));
         // An inner deadline further off does not mask the outer one.
         let innermost = deadlines.push(TASK, ms(50));
         // The nearer inner deadline is armed, and the outer's timer is
         // handed back to be disarmed.
-        let stale = arm(&mut deadlines, &mut timers, &mut armed, t0);
+        let stale = arm(&mut deadlines, &mut timers, &mut armed);
         assert!(stale.is_some());
-        assert_eq!(
-            deadlines.arm(TASK, || t0, |_| unreachable!("armed already")),
-            None
-        );
+        assert_eq!(deadlines.arm(TASK, |_| unreachable!("armed already")), None);
         assert_eq!(armed, [ms(30), ms(10)]);
         assert!(deadlines.expired(TASK, || ms(5)).is_none());
         let expired = deadlines.expired(TASK, || ms(10)).unwrap();
@@ -232,12 +226,9 @@ mod tests {
             deadlines.remove(TASK, inner).is_some(),
             "its timer goes with it"
         );
-        // Past its deadline, nothing is armed: it is due now.
-        assert_eq!(
-            deadlines.arm(TASK, || ms(40), |_| unreachable!("due now")),
-            None
-        );
-        assert_eq!(arm(&mut deadlines, &mut timers, &mut armed, t0), None);
+        // The outer one is armed again, passed or not: its timer is due at
+        // once if it has passed.
+        assert_eq!(arm(&mut deadlines, &mut timers, &mut armed), None);
         assert_eq!(armed, [ms(30), ms(10), ms(30)]);
         assert!(deadlines.remove(TASK, outer).is_some());
         assert!(deadlines.is_empty());

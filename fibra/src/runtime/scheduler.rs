@@ -620,14 +620,14 @@ impl Scheduler {
     }
 
     /// Arms a wake-up of the running `task`, about to park, at its nearest
-    /// deadline, unless one is armed for it already (one already passed is
-    /// owed, not armed: see `interrupt`). The one place a deadline becomes a
-    /// timer.
+    /// deadline, unless one is armed for it already (see `Deadlines::arm`).
+    /// The one place a deadline becomes a timer.
     #[cold]
     fn arm_deadline(&self, task: TaskId) {
-        let stale = self.deadlines.borrow_mut().arm(task, Instant::now, |at| {
-            self.timers.borrow_mut().insert(at, task)
-        });
+        let stale = self
+            .deadlines
+            .borrow_mut()
+            .arm(task, |at| self.timers.borrow_mut().insert(at, task));
         if let Some(key) = stale {
             self.timers.borrow_mut().remove(key);
         }
