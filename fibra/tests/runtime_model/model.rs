@@ -980,7 +980,7 @@ impl Model {
                 send,
                 token: Some((index, picked)),
             } => {
-                self.leave_select(t, recv, other, send);
+                self.leave_select(t, recv, other);
                 let receive = index == 0 || send.is_none();
                 let picked = match picked {
                     // As `recv`: a message given back since may be there.
@@ -997,7 +997,7 @@ impl Model {
             wait => return Err(format!("thread {t} woke in {wait:?}")),
         };
         self.threads[t].expect = Some(seen);
-        self.drop_receivers_of(wait);
+        self.drop_clones_of(wait);
         Ok(())
     }
 
@@ -1064,19 +1064,19 @@ impl Model {
             Wait::Select {
                 recv,
                 other,
-                send,
+                send: _,
                 token,
             } => {
                 if let Some((index, Picked::Got(v))) = token {
                     self.give_back(if index == 0 { recv } else { other }, v);
                 }
-                self.leave_select(t, recv, other, send);
+                self.leave_select(t, recv, other);
             }
             Wait::Accept => self.accepts -= 1,
             Wait::Read => self.reads -= 1,
             Wait::Timeout { .. } => return Err(format!("model: thread {t} unwinds in a timeout")),
         }
-        self.drop_receivers_of(wait);
+        self.drop_clones_of(wait);
         self.begin_unwind(t, why)
     }
 
@@ -1564,14 +1564,12 @@ impl Model {
         Ok(vec![self])
     }
 
-    /// A select is over: its waiters leave the queues, its sender clone goes.
-    fn leave_select(&mut self, t: usize, recv: usize, other: usize, send: Option<u32>) {
+    /// A select is over: its waiters leave the queues. (Its clones go after,
+    /// in `drop_clones_of`.)
+    fn leave_select(&mut self, t: usize, recv: usize, other: usize) {
         for c in [recv, other] {
             self.chans[c].recv_waiters.retain(|&w| w != t);
             self.chans[c].send_waiters.retain(|&w| w != t);
-        }
-        if send.is_some() {
-            self.drop_sender(other);
         }
     }
 
@@ -1675,16 +1673,23 @@ impl Model {
         self.chans[c].buffer.clear();
     }
 
-    /// The receivers that `wait` held are gone.
-    fn drop_receivers_of(&mut self, wait: Wait) {
+    /// The clones of the channels' ends that `wait` held are gone, in the
+    /// order the harness drops them: a select's receivers, then its sender
+    /// (locals go in reverse order of declaration). The order shows when both
+    /// were the last: the receiver's senders, waiting in another select, are
+    /// told first.
+    fn drop_clones_of(&mut self, wait: Wait) {
         match wait {
             Wait::Recv { c, .. } => self.drop_receiver(c),
             Wait::Select {
                 recv, other, send, ..
             } => {
-                self.drop_receiver(recv);
                 if send.is_none() {
                     self.drop_receiver(other);
+                }
+                self.drop_receiver(recv);
+                if send.is_some() {
+                    self.drop_sender(other);
                 }
             }
             _ => {}
