@@ -759,11 +759,11 @@ impl<T> Mailbox<T> {
     ///
     /// The single consumer only.
     unsafe fn register(&self) {
-        // SAFETY: reading the slot races only with other reads (wakers');
-        // only the consumer — us — writes it.
-        let current = self
-            .waiter
-            .with(|waiter| unsafe { &*waiter }.as_ref().is_some_and(Waiter::is_current));
+        let current = self.waiter.with(|waiter| {
+            // SAFETY: reading the slot races only with other reads (wakers');
+            // only the consumer — us — writes it.
+            unsafe { &*waiter }.as_ref().is_some_and(Waiter::is_current)
+        });
         if !current {
             // The unusual case: another thread waits now. (The same thread's
             // waiter stays, so wakers still reading it from the last wait
