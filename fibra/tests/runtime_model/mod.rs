@@ -597,7 +597,7 @@ pub fn check(choices: Choices, features: Features, label: String) {
             let world = Rc::new(World {
                 senders: RefCell::new(senders),
                 receivers: RefCell::new(receivers),
-                mutex: Box::leak(Box::new(Mutex::new(()))),
+                mutex: leak_mutex(),
                 condvar: Condvar::new(),
                 handles: RefCell::new((0..THREADS).map(|_| None).collect()),
                 socket,
@@ -615,6 +615,20 @@ pub fn check(choices: Choices, features: Features, label: String) {
         .expect("a program ran");
     harness.finish(ended);
     LABEL.lock().unwrap().clear();
+}
+
+/// The program's mutex, leaked so that its guards are `'static` (a thread
+/// holds them across operations). Each address is also kept here, so that
+/// valgrind counts the mutexes as still reachable, not as lost.
+fn leak_mutex() -> &'static Mutex<()> {
+    static LEAKED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+    let mutex: &'static Mutex<()> = Box::leak(Box::new(Mutex::new(())));
+    let address = mutex as *const Mutex<()> as usize;
+    LEAKED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(address);
+    mutex
 }
 
 /// Every feature: the default.
