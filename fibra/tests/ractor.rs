@@ -410,11 +410,19 @@ fn a_pool_whose_runtime_cannot_start_says_why() {
 fn a_dump_keeps_no_ractors_messages_alive() {
     let pool = Pool::new(1);
     let dropped = Arc::new(AtomicUsize::new(0));
-    let r = pool.spawn(|ctx: &Context<Dropped>| {
-        let _ = ctx.receive();
+    // Both messages are queued before the Ractor receives: a Ractor that
+    // received the first and finished would refuse the second.
+    let both_sent = Arc::new(std::sync::Barrier::new(2));
+    let r = pool.spawn({
+        let both_sent = both_sent.clone();
+        move |ctx: &Context<Dropped>| {
+            both_sent.wait();
+            let _ = ctx.receive();
+        }
     });
     r.send(Dropped(dropped.clone())).unwrap();
     r.send(Dropped(dropped.clone())).unwrap(); // never received
+    both_sent.wait();
     while !r.is_finished() {
         std::thread::yield_now();
     }
