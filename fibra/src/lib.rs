@@ -71,7 +71,7 @@
 //! | sockets, timers, locks, channels, other green threads, Ractors | fibra's own: [`net`], [`time`], [`sync`], [`JoinHandle::join`], [`ractor`] | only the calling green thread |
 //! | a blocking library (a sync database driver, a C library), `std::fs`, a child process, name resolution, a long computation | [`blocking`]`(\|\| …)`: the closure runs on a pool of OS threads | only the calling green thread; the work holds a pool thread |
 //! | a `Future` woken by whatever it waits for: a channel (`futures`' or `tokio::sync`'s), another OS thread, a timer of its own | [`block_on`]`(future)` | only the calling green thread |
-//! | a `Future` that needs tokio's reactor or timers: `tokio::net`, `tokio::time`, hyper's client, reqwest, sqlx, tonic | `fibra::tokio::block_on(future)`, with the cargo feature `tokio`: the future's sockets, timers and tasks belong to a background tokio runtime, started on first use | only the calling green thread |
+//! | a `Future` that needs tokio's reactor or timers: `tokio::net`, `tokio::time`, hyper's client, reqwest, sqlx, tonic | `fibra::tokio::block_on(future)`, with the cargo feature `tokio`: the future's sockets, timers and tasks belong to the program's tokio runtime, or a background one started on first use | only the calling green thread |
 //! | a computation to spread over the cores | a [`Ractor`](ractor::Ractor) per piece of it | nothing: Ractors run on worker threads of their own |
 //!
 //! **fibra's own IO.** [`net`] (TCP, UDP), [`time`] (`sleep`, `timeout`),
@@ -110,14 +110,16 @@
 //! else completes: a channel's receiver, a value computed on another thread,
 //! async code written for no executor in particular. A future that needs
 //! tokio's reactor or timers fails under it (tokio panics: "there is no
-//! reactor running").
+//! reactor running", and fibra adds which `block_on` to use).
 //!
 //! **tokio's futures: `fibra::tokio::block_on`.** With the cargo feature
 //! `tokio`, a future that needs tokio's reactor — `tokio::net`,
 //! `tokio::time`, a hyper or reqwest client — is polled on the calling green
-//! thread with a background multi-threaded tokio runtime (started on first
-//! use) as the current one: its sockets, timers and spawned tasks belong to
-//! that runtime, whose threads drive them and wake the green thread, parked
+//! thread with a tokio runtime as the current one — the program's own
+//! (handed over with `fibra::tokio::set_handle`, or found when fibra runs on
+//! a thread of the program's multi-thread runtime, a `spawn_blocking` thread
+//! say), else a background one started on first use: its sockets, timers
+//! and spawned tasks belong to that runtime, whose threads drive them and wake the green thread, parked
 //! until the future completes. The future may borrow and need not be `Send`.
 //! Make tokio's futures inside it (`block_on(async { tokio::time::sleep(d).await })`):
 //! some look for the runtime as soon as they are made.
