@@ -129,6 +129,11 @@ impl<E> WaitList<E> {
         }
     }
 
+    /// The first queued node's key, left queued.
+    pub(crate) fn front(&self) -> Option<usize> {
+        self.head
+    }
+
     /// Unlinks the first queued node and returns its key.
     pub(crate) fn pop_front(&mut self) -> Option<usize> {
         let key = self.head?;
