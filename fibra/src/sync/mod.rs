@@ -28,7 +28,7 @@
 //! one cannot go to another OS thread, and a green thread never changes OS
 //! thread, so no wait can be woken from the wrong one.
 //!
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! let permits = std::sync::Arc::new(fibra::sync::Semaphore::new(1));
 //! std::thread::spawn(move || drop(permits.try_acquire())); // Semaphore is not Sync
 //! ```
