@@ -18,6 +18,26 @@
 //! [`OnceCell`] it was to initialise is initialised by the next waiter, and a
 //! [`Barrier`] it waited at takes its arrival back.
 //!
+//! ```
+//! use fibra::sync::{Mutex, channel};
+//! use std::rc::Rc;
+//!
+//! fibra::run(|| {
+//!     let total = Rc::new(Mutex::new(0));
+//!     let (tx, rx) = channel::unbounded();
+//!     for n in 1..=10 {
+//!         let (total, tx) = (total.clone(), tx.clone());
+//!         fibra::spawn(move || {
+//!             *total.lock() += n;
+//!             tx.send(n).unwrap();
+//!         });
+//!     }
+//!     drop(tx);
+//!     assert_eq!(rx.iter().sum::<i32>(), 55);
+//!     assert_eq!(*total.lock(), 55);
+//! });
+//! ```
+//!
 //! # Why they are runtime-local
 //!
 //! Each of these primitives coordinates the green threads of one runtime, and
@@ -40,25 +60,14 @@
 //! oneshot or watch channel, Ractor messages), which pay for their atomics
 //! only there.
 //!
-//! ```
-//! use fibra::sync::{Mutex, channel};
-//! use std::rc::Rc;
-//!
-//! fibra::run(|| {
-//!     let total = Rc::new(Mutex::new(0));
-//!     let (tx, rx) = channel::unbounded();
-//!     for n in 1..=10 {
-//!         let (total, tx) = (total.clone(), tx.clone());
-//!         fibra::spawn(move || {
-//!             *total.lock() += n;
-//!             tx.send(n).unwrap();
-//!         });
-//!     }
-//!     drop(tx);
-//!     assert_eq!(rx.iter().sum::<i32>(), 55);
-//!     assert_eq!(*total.lock(), 55);
-//! });
-//! ```
+//! So each new primitive is runtime-local too, each for the same reason:
+//! [`RwLock`] and [`Semaphore`] guard what the threads of one runtime share
+//! (an `Rc`'d cache, a pool of connections); [`Barrier`], [`Notify`] and
+//! [`WaitGroup`] order those threads; [`OnceCell`] initialises a value they
+//! share (a value for the whole process, read from every OS thread, is
+//! `std::sync::OnceLock`'s or `LazyLock`'s, whose initialiser runs without
+//! parking); and [`broadcast`] fans messages out among them (across OS
+//! threads, send to each Ractor).
 //!
 //! # Ruby names
 //!
