@@ -62,8 +62,9 @@ pub struct Mutex<T: ?Sized> {
 /// The lock itself, apart from the data it guards.
 struct RawLock {
     locked: Cell<bool>,
-    /// Who holds it; `None` while it is unlocked, or handed to a waiter that
-    /// has not taken it yet.
+    /// Who holds it, while it is `locked`: `None` while it is handed to a
+    /// waiter that has not taken it yet. (Left as it was when the lock is
+    /// unlocked, which saves the uncontended unlock a store.)
     owner: Cell<Option<Owner>>,
     waiters: RefCell<WaitList<Waiter>>,
 }
@@ -181,7 +182,7 @@ impl<T: ?Sized> Mutex<T> {
     /// });
     /// ```
     pub fn is_owned(&self) -> bool {
-        self.raw.owner.get() == Some(Owner::current())
+        self.is_locked() && self.raw.owner.get() == Some(Owner::current())
     }
 
     /// The data, through a unique reference: no locking is needed.
@@ -203,10 +204,10 @@ impl<T: ?Sized> Mutex<T> {
 impl RawLock {
     /// Passes the lock to the first waiter, or unlocks it if none waits.
     fn release(&self) {
-        self.owner.set(None);
         let mut waiters = self.waiters.borrow_mut();
         match waiters.pop_front() {
             Some(key) => {
+                self.owner.set(None);
                 let waiter = waiters.get_mut(key);
                 waiter.granted = true;
                 waiter.sleeper.wake();

@@ -17,12 +17,11 @@ pub(super) enum Owner {
 
 impl Owner {
     /// Whoever calls.
+    #[inline]
     pub(super) fn current() -> Owner {
-        match scheduler::try_current() {
-            Some(scheduler) if scheduler.is_running_a_thread() => {
-                Owner::Green(scheduler.id(), scheduler.running())
-            }
-            _ => Owner::Outside,
+        match scheduler::running_thread() {
+            Some((runtime, thread)) => Owner::Green(runtime, thread),
+            None => Owner::Outside,
         }
     }
 }
