@@ -122,9 +122,9 @@ impl<T> OnceCell<T> {
         if self.init.borrow().state != State::Idle {
             return Err(value);
         }
-        self.value.set(value)?;
-        self.wake_all();
-        Ok(())
+        // An idle cell has no waiter: threads wait only while an initialiser
+        // runs.
+        self.value.set(value)
     }
 
     /// The value, initialised with `f` if the cell is empty. `f` may park
