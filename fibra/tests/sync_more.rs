@@ -670,11 +670,13 @@ fn a_panicking_once_cell_initialiser_lets_the_next_waiter_initialise() {
 fn a_cancelled_once_cell_initialiser_or_handed_over_waiter_passes_the_turn_on() {
     fibra::run(|| {
         let cell = Rc::new(OnceCell::new());
+        // Each initialiser waits for the gate (it is cancelled meanwhile, or not).
+        let gate = Rc::new(Notify::new());
         let initialiser = |n: u32| {
-            let cell = cell.clone();
+            let (cell, gate) = (cell.clone(), gate.clone());
             spawn(move || {
                 *cell.get_or_init(|| {
-                    sleep(Duration::from_millis(10)); // cancelled meanwhile, or not
+                    gate.notified();
                     n
                 })
             })
@@ -685,6 +687,7 @@ fn a_cancelled_once_cell_initialiser_or_handed_over_waiter_passes_the_turn_on() 
         b.cancel(); // ... cancelled before it ran: to c
         settle();
         assert!(cell.get().is_none());
+        gate.notify_one(); // c's initialiser, the one waiting now, finishes
         assert_eq!(c.join().unwrap(), 3);
         assert!(is_cancelled(a));
         assert!(is_cancelled(b));
@@ -726,11 +729,12 @@ fn once_cell_try_init_set_take_and_reentrance() {
 fn a_once_cell_waiter_under_a_timeout_gives_up_and_leaves_the_cell_working() {
     fibra::run(|| {
         let cell = Rc::new(OnceCell::new());
+        let gate = Rc::new(Notify::new());
         let slow = {
-            let cell = cell.clone();
+            let (cell, gate) = (cell.clone(), gate.clone());
             spawn(move || {
                 *cell.get_or_init(|| {
-                    sleep(Duration::from_millis(50));
+                    gate.notified();
                     "slow"
                 })
             })
@@ -740,6 +744,7 @@ fn a_once_cell_waiter_under_a_timeout_gives_up_and_leaves_the_cell_working() {
             *cell.get_or_init(|| "impatient")
         });
         assert!(waited.is_err());
+        gate.notify_one();
         assert_eq!(slow.join().unwrap(), "slow");
         assert_eq!(cell.get(), Some(&"slow"));
     });
