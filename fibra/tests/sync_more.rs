@@ -17,6 +17,8 @@ use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
 use std::time::Duration;
 
+const THREADS: usize = 10_000;
+
 /// Lets every runnable green thread run until all have parked or finished
 /// (each `yield_now` runs the others once; a few rounds settle chains of
 /// wake-ups).
@@ -241,7 +243,7 @@ fn semaphore_bounds_how_many_hold_a_permit_at_once() {
     fibra::run(|| {
         let sem = Rc::new(Semaphore::new(3));
         let (inside, most) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(0)));
-        let handles: Vec<_> = (0..1000)
+        let handles: Vec<_> = (0..THREADS)
             .map(|n| {
                 let (inside, most) = (inside.clone(), most.clone());
                 // Half take a permit here, half in the thread.
@@ -346,6 +348,52 @@ fn semaphore_cancelled_waiters_lose_nothing() {
         assert_eq!(late.map_err(|e| e.limit()), Err(Duration::from_millis(5)));
         drop(all);
         assert_eq!(sem.available_permits(), 2);
+    });
+}
+
+#[test]
+fn cancelling_half_of_10k_semaphore_waiters_wedges_nobody_and_loses_no_permit() {
+    const PERMITS: usize = 5;
+    /// Counts permits in use while its thread holds them, unwinding included.
+    struct InUse<'a>(&'a Cell<usize>, usize);
+    impl Drop for InUse<'_> {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() - self.1);
+        }
+    }
+    fibra::run(|| {
+        let sem = Rc::new(Semaphore::new(PERMITS));
+        let in_use = Rc::new(Cell::new(0));
+        let handles: Vec<_> = (0..THREADS)
+            .map(|n| {
+                let (sem, in_use) = (sem.clone(), in_use.clone());
+                spawn(move || {
+                    let wants = 1 + n % 3;
+                    let _permits = sem.acquire_many(wants as u32).unwrap();
+                    in_use.set(in_use.get() + wants);
+                    let _in_use = InUse(&in_use, wants);
+                    assert!(in_use.get() <= PERMITS, "{} permits in use", in_use.get());
+                    runtime::yield_now(); // cancelled here, or while queued
+                })
+            })
+            .collect();
+        // Cancel every other thread: some while they wait, some just after
+        // their permits were handed to them, some while they hold them.
+        for h in handles.iter().step_by(2) {
+            h.cancel();
+            runtime::yield_now();
+        }
+        let mut cancelled = 0;
+        for h in handles {
+            match h.join() {
+                Ok(()) => {}
+                Err(JoinError::Cancelled) => cancelled += 1,
+                Err(err) => panic!("{err}"),
+            }
+        }
+        assert!(cancelled > 0);
+        assert_eq!(in_use.get(), 0);
+        assert_eq!(sem.available_permits(), PERMITS);
     });
 }
 
