@@ -197,7 +197,9 @@ mod tests {
         let mut list = WaitList::default();
         let a = list.push_back(1);
         let b = list.push_back(2);
+        assert_eq!(list.front(), Some(a));
         assert_eq!(list.pop_front(), Some(a));
+        assert_eq!(list.front(), Some(b));
         *list.get_mut(a) += 10;
         assert_eq!(*list.get(a), 11);
         // Removing an unlinked node leaves the queue alone.
