@@ -75,7 +75,8 @@
 //! | a computation to spread over the cores | a [`Ractor`](ractor::Ractor) per piece of it | nothing: Ractors run on worker threads of their own |
 //!
 //! **fibra's own IO.** [`net`] (TCP, UDP), [`time`] (`sleep`, `timeout`),
-//! [`sync`] (`Mutex`, `Condvar`, channels, `Select`), joining a green thread
+//! [`sync`] (`Mutex`, `Condvar`, channels, `Select`, `RwLock`, `Semaphore`,
+//! `Barrier`, `Notify`, `WaitGroup`, `OnceCell`, `broadcast`), joining a green thread
 //! and Ractor messaging park only the green thread that waits, and the
 //! reactor wakes it when its socket, timer or message is ready. This is the
 //! cheapest door: no other OS thread is involved.

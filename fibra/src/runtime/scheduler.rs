@@ -185,6 +185,21 @@ pub(crate) fn current_name() -> Option<Arc<str>> {
     scheduler.name(scheduler.running.get()?)
 }
 
+/// The green thread running on this OS thread, with its runtime's id, if one
+/// runs (what a lock records as its holder: read without taking a reference
+/// to the scheduler, as every uncontended lock asks).
+#[inline]
+pub(crate) fn running_thread() -> Option<(RuntimeId, TaskId)> {
+    CURRENT
+        .try_with(|c| {
+            let current = c.borrow();
+            let scheduler = current.as_ref()?;
+            Some((scheduler.id, scheduler.running.get()?))
+        })
+        .ok()
+        .flatten()
+}
+
 /// Makes `scheduler` this thread's current one until the guard is dropped.
 pub(super) struct Installed(());
 

@@ -33,6 +33,23 @@ pub enum WaitReason {
     Mutex,
     /// A green [`Condvar`](crate::sync::Condvar).
     Condvar,
+    /// A read lock of an [`RwLock`](crate::sync::RwLock).
+    RwLockRead,
+    /// The write lock of an [`RwLock`](crate::sync::RwLock).
+    RwLockWrite,
+    /// Permits of a [`Semaphore`](crate::sync::Semaphore).
+    Semaphore,
+    /// A [`Barrier`](crate::sync::Barrier), for the rest of its threads.
+    Barrier,
+    /// [`Notify::notified`](crate::sync::Notify::notified).
+    Notify,
+    /// [`WaitGroup::wait`](crate::sync::WaitGroup::wait), for its counter to
+    /// reach zero.
+    WaitGroup,
+    /// A [`OnceCell`](crate::sync::OnceCell) that another thread initialises.
+    OnceCell,
+    /// A [`broadcast`](crate::sync::broadcast) receive.
+    BroadcastReceive,
     /// [`JoinHandle::join`](super::JoinHandle::join) of green thread `thread`.
     Join {
         /// The id of the thread it joins.
@@ -110,6 +127,14 @@ impl fmt::Display for Described<'_> {
             WaitReason::ChannelSelect => f.write_str("channel select"),
             WaitReason::Mutex => f.write_str("mutex lock"),
             WaitReason::Condvar => f.write_str("condvar wait"),
+            WaitReason::RwLockRead => f.write_str("rwlock read"),
+            WaitReason::RwLockWrite => f.write_str("rwlock write"),
+            WaitReason::Semaphore => f.write_str("semaphore permits"),
+            WaitReason::Barrier => f.write_str("barrier"),
+            WaitReason::Notify => f.write_str("notify"),
+            WaitReason::WaitGroup => f.write_str("wait group"),
+            WaitReason::OnceCell => f.write_str("once cell (another thread initialises it)"),
+            WaitReason::BroadcastReceive => f.write_str("broadcast receive"),
             WaitReason::Join { thread } => write!(f, "join of green thread #{thread}"),
             WaitReason::Blocking => f.write_str("the blocking pool"),
             WaitReason::BlockOn => f.write_str("block_on future"),
