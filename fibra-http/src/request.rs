@@ -90,7 +90,8 @@ impl Request {
         let mut target = self.target.clone();
         self.authority = None;
         if self.method() == "CONNECT" && is_authority_form(&raw[target.clone()]) {
-            // Authority form: the target is all authority (and the path).
+            // Authority form: the whole target is the authority (and, with
+            // nothing else in it, the path too).
             self.authority = Some(target.clone());
         } else if let Some(authority) = absolute_form_authority(&raw[target.clone()]) {
             self.authority = Some(target.start + authority.start..target.start + authority.end);
@@ -135,7 +136,8 @@ impl Request {
     /// (not percent-decoded). For a target in absolute form
     /// (`GET http://example.com/search?q=fibra`, as sent to proxies and
     /// accepted by servers, RFC 9112 §3.2.2) it is the path within it, and
-    /// `/` if it has none; for `OPTIONS *` it is `*`.
+    /// `/` if it has none (the host is [`authority`](Self::authority)); for
+    /// `OPTIONS *` it is `*`.
     pub fn path(&self) -> &str {
         match self.text(&self.path) {
             "" => "/",
@@ -160,8 +162,8 @@ impl Request {
     /// `CONNECT example.com:443` — else the `Host` header (RFC 9112 §3.2.2:
     /// the target's authority is the one a server uses, whatever `Host`
     /// says). `None` where there is neither (an HTTP/1.0 request without
-    /// `Host`, or with an empty one). The server has checked that it is `host[:port]`
-    /// (RFC 3986), but not that it names this server.
+    /// `Host`, or with an empty one). The server has checked that it is
+    /// `host[:port]` (RFC 3986), but not that it names this server.
     ///
     /// ```
     /// use fibra_http::Request;
