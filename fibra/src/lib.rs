@@ -235,4 +235,4 @@ pub use block_on::block_on;
 pub use blocking::blocking;
 pub use fiber::{Fiber, FiberError, Step, Yielder};
 pub use generator::Generator;
-pub use runtime::{JoinHandle, run, spawn};
+pub use runtime::{JoinHandle, run, scope, spawn};

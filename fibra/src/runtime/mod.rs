@@ -205,14 +205,17 @@
 pub(crate) mod deadline;
 mod dump;
 mod dump_signal;
+mod handle;
 mod join;
 pub(crate) mod reactor;
 mod registry;
 mod remote;
 #[cfg(all(test, fibra_loom))]
 pub(crate) use remote::model_check;
+mod remote_join;
 mod ring;
 pub(crate) mod scheduler;
+mod scope;
 pub(crate) mod spin;
 mod stack_trace;
 mod stall;
@@ -228,10 +231,13 @@ pub use dump::{
 };
 pub(crate) use dump::{DescribeRactors, RawRactor};
 pub use dump_signal::dump_on_signal;
+pub use handle::{Handle, SpawnError, handle};
 pub(crate) use join::spawn_detached;
 pub use join::{JoinError, JoinHandle, spawn};
 pub use remote::Unparker;
+pub use remote_join::RemoteJoinHandle;
 pub use scheduler::Cancelled;
+pub use scope::{Scope, ScopedJoinHandle, scope};
 pub use thread_builder::ThreadBuilder;
 pub use wait::{SocketDirection, WaitReason};
 

@@ -43,8 +43,23 @@
 //! call. A green thread that waits for a Ractor message spins first, in its
 //! own `receive` (`spin.rs`), so that between two chatty Ractors no wake is
 //! needed at all; it stops as soon as this ring has a wake for another thread.
+//!
+//! # Errands
+//!
+//! What another OS thread asks of the runtime itself — to start a green
+//! thread ([`Handle::spawn`](super::Handle::spawn)), to cancel one
+//! ([`RemoteJoinHandle::cancel`](super::RemoteJoinHandle::cancel)) — is an
+//! *errand*: a closure queued under a lock beside the ring, announced by a
+//! wake of its own in the ring (`TaskId::ERRANDS`), so that it reaches a
+//! sleeping or spinning runtime exactly as an unpark does, and the runtime's
+//! loop runs it on its own OS thread. The queue is pushed to under its lock
+//! before the wake is, so the runtime that takes the wake finds the errand
+//! when it takes the queue under that lock. When the runtime ends it closes
+//! the queue: an errand sent after that is handed back, and those still
+//! queued are dropped — nothing is left queued where nobody will run it.
 
 use super::ring::Ring;
+use super::scheduler::Scheduler;
 use super::task::TaskId;
 use crate::sync_prims::{AtomicBool, AtomicUsize, Mutex, fence};
 use crossbeam_utils::CachePadded;
@@ -70,6 +85,19 @@ pub(super) struct Remote {
     /// only around a sleep, so awake, it is a line every core keeps shared.
     sleeping: CachePadded<AtomicBool>,
     waker: Waker,
+    /// The errands other OS threads queued (see the module docs).
+    errands: Mutex<Errands>,
+}
+
+/// Work for the runtime's loop, from another OS thread: it runs on the
+/// runtime's OS thread, between green threads (see the module docs).
+pub(super) type Errand = Box<dyn FnOnce(&Scheduler) + Send>;
+
+#[derive(Default)]
+struct Errands {
+    queue: Vec<Errand>,
+    /// The runtime is ending: it takes no more.
+    closed: bool,
 }
 
 /// The wakes that found the ring full, each thread once: a thread woken
@@ -114,6 +142,7 @@ impl Remote {
             outside: CachePadded::new(AtomicUsize::new(0)),
             sleeping: CachePadded::new(AtomicBool::new(false)),
             waker,
+            errands: Mutex::new(Errands::default()),
         }
     }
 
@@ -184,6 +213,39 @@ impl Remote {
         overflow.ended = true;
         overflow.ids = Vec::new();
         overflow.queued = HashSet::new();
+    }
+
+    /// Queues `errand` for the runtime's loop and wakes the runtime as an
+    /// unpark does (see the module docs); hands it back if the runtime is
+    /// ending or has ended.
+    pub(super) fn send_errand(&self, errand: Errand) -> Result<(), Errand> {
+        {
+            let mut errands = self.errands.lock().unwrap_or_else(PoisonError::into_inner);
+            if errands.closed {
+                return Err(errand);
+            }
+            errands.queue.push(errand);
+        }
+        self.push(TaskId::ERRANDS);
+        Ok(())
+    }
+
+    /// The errands queued since the last call (the runtime's own thread,
+    /// when it finds `TaskId::ERRANDS` among its wakes).
+    pub(super) fn take_errands(&self) -> Vec<Errand> {
+        let mut errands = self.errands.lock().unwrap_or_else(PoisonError::into_inner);
+        std::mem::take(&mut errands.queue)
+    }
+
+    /// The runtime is ending: from now on an errand is handed back to its
+    /// sender. Returns those still queued, for the caller to drop once the
+    /// lock is released (an errand holds a closure of the program's, whose
+    /// drop may do anything, send an errand included).
+    #[must_use = "the errands returned are to be dropped outside the lock"]
+    pub(super) fn close_errands(&self) -> Vec<Errand> {
+        let mut errands = self.errands.lock().unwrap_or_else(PoisonError::into_inner);
+        errands.closed = true;
+        std::mem::take(&mut errands.queue)
     }
 
     /// Spins for up to `limit` waiting for an unpark; returns whether one came.
