@@ -98,7 +98,8 @@ fn a_blocking_job_and_a_ractor_body_spawn_onto_a_runtime() {
                 let here = here.clone();
                 fibra::blocking(move || here.spawn(|| 1).unwrap().join().unwrap())
             };
-            let ractor = Ractor::new(move |_: &Context<()>| here.spawn(|| 2).unwrap().join().unwrap());
+            let ractor =
+                Ractor::new(move |_: &Context<()>| here.spawn(|| 2).unwrap().join().unwrap());
             // Waited for in `blocking`, so that this runtime runs the
             // thread the Ractor spawns meanwhile.
             let from_ractor = fibra::blocking(move || ractor.join().unwrap());
@@ -121,7 +122,10 @@ fn the_runtime_itself_spawns_through_its_handle_and_parks_in_join() {
         (value, went_on.get())
     });
     assert_eq!(value, 7);
-    assert!(parked_joiner, "the other green thread ran while the joiner parked");
+    assert!(
+        parked_joiner,
+        "the other green thread ran while the joiner parked"
+    );
 }
 
 #[test]
@@ -271,7 +275,11 @@ fn spawns_from_several_os_threads_all_run_and_those_racing_the_end_never_hang() 
         stop.send(()).unwrap();
         runtime.join().unwrap();
         racers.into_iter().for_each(|r| r.join().unwrap());
-        assert_eq!(outcomes[0].load(Ordering::Relaxed), OS_THREADS, "each saw the end");
+        assert_eq!(
+            outcomes[0].load(Ordering::Relaxed),
+            OS_THREADS,
+            "each saw the end"
+        );
     });
 }
 
@@ -311,7 +319,9 @@ fn cancel_reaches_a_running_thread_and_one_not_yet_started() {
         is_holding.recv().unwrap();
         let ran = Arc::new(AtomicBool::new(false));
         let flag = ran.clone();
-        let never = handle.spawn(move || flag.store(true, Ordering::Relaxed)).unwrap();
+        let never = handle
+            .spawn(move || flag.store(true, Ordering::Relaxed))
+            .unwrap();
         never.cancel();
         hold.send(()).unwrap();
         assert!(matches!(never.join(), Err(JoinError::Cancelled)));
@@ -375,4 +385,12 @@ fn a_panic_in_the_thread_reaches_the_joiner_with_its_payload() {
     });
     let err = handle.unwrap_err();
     assert_eq!(err.to_string(), "green thread panicked: remote boom");
+}
+
+#[test]
+fn a_handle_and_a_remote_join_handle_cross_os_threads() {
+    fn send_sync<T: Send + Sync + Clone + std::fmt::Debug>() {}
+    fn send<T: Send + Sync + std::fmt::Debug + Future>() {}
+    send_sync::<Handle>();
+    send::<RemoteJoinHandle<Vec<u8>>>();
 }

@@ -5,9 +5,13 @@
 //! before it unwinds; and the scope's thread, whose stack they borrow, is
 //! never compacted meanwhile.
 
+#[path = "support/without_hanging.rs"]
+mod hang;
+
 use fibra::runtime::{self, Builder, JoinError, RuntimeState, ThreadDump, WaitReason};
 use fibra::sync::channel;
 use fibra::{Fiber, scope};
+use hang::without_hanging;
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
@@ -131,74 +135,84 @@ impl Drop for Unwound<'_> {
 
 #[test]
 fn cancelling_the_scopes_thread_cancels_its_threads_and_waits_for_them() {
-    fibra::run(|| {
-        let unwound = Rc::new(RefCell::new(Vec::new()));
-        let record = unwound.clone();
-        let scoped = fibra::spawn(move || {
-            let record = &*record;
-            scope(|s| {
-                for n in 0..4 {
-                    s.spawn(move || {
-                        let _unwound = Unwound(record, n);
-                        loop {
-                            runtime::park();
-                        }
-                    });
-                }
-                loop {
-                    runtime::park(); // the scope's closure parks for good too
-                }
-            })
+    without_hanging("a cancelled scope", || {
+        fibra::run(|| {
+            let unwound = Rc::new(RefCell::new(Vec::new()));
+            let record = unwound.clone();
+            let scoped = fibra::spawn(move || {
+                let record = &*record;
+                scope(|s| {
+                    for n in 0..4 {
+                        s.spawn(move || {
+                            let _unwound = Unwound(record, n);
+                            loop {
+                                runtime::park();
+                            }
+                        });
+                    }
+                    loop {
+                        runtime::park(); // the scope's closure parks for good too
+                    }
+                })
+            });
+            fibra::time::sleep(Duration::from_millis(1));
+            scoped.cancel();
+            assert!(matches!(scoped.join(), Err(JoinError::Cancelled)));
+            let mut unwound = unwound.borrow().clone();
+            unwound.sort_unstable();
+            assert_eq!(
+                unwound,
+                [0, 1, 2, 3],
+                "every thread unwound before the scope's thread ended"
+            );
         });
-        fibra::time::sleep(Duration::from_millis(1));
-        scoped.cancel();
-        assert!(matches!(scoped.join(), Err(JoinError::Cancelled)));
-        let mut unwound = unwound.borrow().clone();
-        unwound.sort_unstable();
-        assert_eq!(unwound, [0, 1, 2, 3], "every thread unwound before the scope's thread ended");
     });
 }
 
 #[test]
 fn cancelling_the_scopes_thread_while_scope_waits_cancels_its_threads() {
-    fibra::run(|| {
-        let unwound = Rc::new(RefCell::new(Vec::new()));
-        let record = unwound.clone();
-        let scoped = fibra::spawn(move || {
-            let record = &*record;
-            scope(|s| {
-                s.spawn(move || {
-                    let _unwound = Unwound(record, 1);
-                    fibra::time::sleep(Duration::from_secs(3600));
-                });
-                // Returns: `scope` waits for the thread, and is cancelled there.
-            })
+    without_hanging("a scope cancelled in its wait", || {
+        fibra::run(|| {
+            let unwound = Rc::new(RefCell::new(Vec::new()));
+            let record = unwound.clone();
+            let scoped = fibra::spawn(move || {
+                let record = &*record;
+                scope(|s| {
+                    s.spawn(move || {
+                        let _unwound = Unwound(record, 1);
+                        fibra::time::sleep(Duration::from_secs(3600));
+                    });
+                    // Returns: `scope` waits for the thread, and is cancelled there.
+                })
+            });
+            fibra::time::sleep(Duration::from_millis(1));
+            scoped.cancel();
+            assert!(matches!(scoped.join(), Err(JoinError::Cancelled)));
+            assert_eq!(*unwound.borrow(), [1]);
         });
-        fibra::time::sleep(Duration::from_millis(1));
-        scoped.cancel();
-        assert!(matches!(scoped.join(), Err(JoinError::Cancelled)));
-        assert_eq!(*unwound.borrow(), [1]);
     });
 }
 
 #[test]
 fn a_panic_in_the_scopes_closure_cancels_its_threads_first() {
-    fibra::run(|| {
-        let unwound = RefCell::new(Vec::new());
-        let caught = panic::catch_unwind(AssertUnwindSafe(|| {
-            scope(|s| {
-                let unwound = &unwound;
-                s.spawn(move || {
-                    let _unwound = Unwound(unwound, 9);
-                    fibra::time::sleep(Duration::from_secs(3600));
-                });
-                runtime::yield_now();
-                panic!("closure boom");
-            })
-        }));
-        let payload = caught.expect_err("the closure's panic goes on");
-        assert_eq!(payload.downcast_ref::<&str>(), Some(&"closure boom"));
-        assert_eq!(*unwound.borrow(), [9]);
+    without_hanging("a scope whose closure panics", || {
+        fibra::run(|| {
+            let unwound = RefCell::new(Vec::new());
+            let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+                scope(|s| {
+                    let unwound = &unwound;
+                    s.spawn(move || {
+                        let _unwound = Unwound(unwound, 9);
+                        fibra::time::sleep(Duration::from_secs(3600));
+                    });
+                    runtime::yield_now();
+                    panic!("closure boom");
+                })
+            }));
+            let payload = caught.expect_err("the closure's panic goes on");
+            assert_eq!(payload.downcast_ref::<&str>(), Some(&"closure boom"));
+            assert_eq!(*unwound.borrow(), [9]);
+        });
     });
 }
 
@@ -207,23 +221,25 @@ fn a_panic_in_the_scopes_closure_cancels_its_threads_first() {
 /// the threads unwind, and then the `timeout` returns `Elapsed`.
 #[test]
 fn a_timeout_around_a_scope_cancels_its_threads_and_waits_for_them() {
-    fibra::run(|| {
-        let unwound = RefCell::new(Vec::new());
-        let outcome = fibra::time::timeout(Duration::from_millis(5), || {
-            scope(|s| {
-                for n in 0..3 {
-                    let unwound = &unwound;
-                    s.spawn(move || {
-                        let _unwound = Unwound(unwound, n);
-                        fibra::time::sleep(Duration::from_secs(3600));
-                    });
-                }
-            })
+    without_hanging("a scope that times out", || {
+        fibra::run(|| {
+            let unwound = RefCell::new(Vec::new());
+            let outcome = fibra::time::timeout(Duration::from_millis(5), || {
+                scope(|s| {
+                    for n in 0..3 {
+                        let unwound = &unwound;
+                        s.spawn(move || {
+                            let _unwound = Unwound(unwound, n);
+                            fibra::time::sleep(Duration::from_secs(3600));
+                        });
+                    }
+                })
+            });
+            assert!(outcome.is_err(), "elapsed");
+            let mut unwound = unwound.into_inner();
+            unwound.sort_unstable();
+            assert_eq!(unwound, [0, 1, 2]);
         });
-        assert!(outcome.is_err(), "elapsed");
-        let mut unwound = unwound.into_inner();
-        unwound.sort_unstable();
-        assert_eq!(unwound, [0, 1, 2]);
     });
 }
 
@@ -274,7 +290,10 @@ fn scopes_nest() {
 fn scope_outside_a_runtime_or_inside_a_fiber_panics_with_a_clear_message() {
     let outside = panic::catch_unwind(|| scope(|_| ())).unwrap_err();
     let said = message(&*outside);
-    assert!(said.contains("must be called from a green thread"), "{said}");
+    assert!(
+        said.contains("must be called from a green thread"),
+        "{said}"
+    );
     fibra::run(|| {
         let fiber: Fiber<(), (), ()> = Fiber::new(|_, ()| scope(|_| ()));
         let inside = panic::catch_unwind(AssertUnwindSafe(|| fiber.resume(()))).unwrap_err();
@@ -361,11 +380,20 @@ fn the_scopes_thread_is_never_compacted_while_its_threads_run() {
             let all = threads();
             let scoped = thread(&all, scoped_id.get());
             assert!(
-                matches!(scoped.state, runtime::ThreadState::Parked { reason: WaitReason::Scope, .. }),
+                matches!(
+                    scoped.state,
+                    runtime::ThreadState::Parked {
+                        reason: WaitReason::Scope,
+                        ..
+                    }
+                ),
                 "{:?}",
                 scoped.state
             );
-            assert_eq!(scoped.compacted, None, "round {round}: the lender is not compacted");
+            assert_eq!(
+                scoped.compacted, None,
+                "round {round}: the lender is not compacted"
+            );
             let compacted = all.iter().filter(|t| t.compacted.is_some()).count();
             assert_eq!(compacted, THREADS + 1, "its threads and the plain park are");
             senders.iter().for_each(|tx| tx.send(round).unwrap());
@@ -373,10 +401,16 @@ fn the_scopes_thread_is_never_compacted_while_its_threads_run() {
         drop(senders);
         (0..3).for_each(|_| runtime::yield_now());
         let all = threads();
-        assert!(thread(&all, scoped_id.get()).compacted.is_some(), "compacted once scope returned");
+        assert!(
+            thread(&all, scoped_id.get()).compacted.is_some(),
+            "compacted once scope returned"
+        );
         after.send(()).unwrap();
         let frame = scoped.join().unwrap();
-        assert!(frame.iter().all(|&word| word == (1..=ROUNDS).sum::<u64>()), "{frame:?}");
+        assert!(
+            frame.iter().all(|&word| word == (1..=ROUNDS).sum::<u64>()),
+            "{frame:?}"
+        );
         plain.cancel();
         assert!(plain.join().is_err());
     });

@@ -99,19 +99,18 @@ where
         joiner: Cell::new(None),
     });
     let done = slot.clone();
-    let body: Box<dyn FnOnce(io::Result<()>) + 'a> =
-        Box::new(move |started: io::Result<()>| {
-            let until_ended = until_ended;
-            let done = done;
-            let outcome = outcome(started, f, || Rc::strong_count(&done) == 1);
-            *done.outcome.borrow_mut() = Some(outcome);
-            if let Some(joiner) = done.joiner.take() {
-                scheduler::current().wake(joiner);
-            }
-            // The value, if nobody holds the handle, then `until_ended`.
-            drop(done);
-            drop(until_ended);
-        });
+    let body: Box<dyn FnOnce(io::Result<()>) + 'a> = Box::new(move |started: io::Result<()>| {
+        let until_ended = until_ended;
+        let done = done;
+        let outcome = outcome(started, f, || Rc::strong_count(&done) == 1);
+        *done.outcome.borrow_mut() = Some(outcome);
+        if let Some(joiner) = done.joiner.take() {
+            scheduler::current().wake(joiner);
+        }
+        // The value, if nobody holds the handle, then `until_ended`.
+        drop(done);
+        drop(until_ended);
+    });
     // SAFETY: only the lifetime of the boxed closure changes, not its type or
     // layout; what it borrows stays alive for as long as it may run or be
     // dropped, as the caller promised.

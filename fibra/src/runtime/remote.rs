@@ -628,19 +628,51 @@ pub(crate) mod model_check {
         /// reports a deadlock, its threads all parked), sleeping whenever
         /// the queue is empty; returns every id it took, in order.
         pub(crate) fn run(&self) -> Vec<usize> {
+            self.run_with_errands().0
+        }
+
+        /// [`run`](Self::run), taking errands as `take_remote_wakes` does
+        /// (whenever `TaskId::ERRANDS` is among the wakes taken); returns
+        /// the ids of threads it took and how many errands.
+        pub(crate) fn run_with_errands(&self) -> (Vec<usize>, usize) {
             let mut taken = Vec::new();
+            let mut errands = 0;
+            let mut take = |taken: &mut Vec<TaskId>| {
+                let before = taken.len();
+                self.remote.take(taken);
+                if taken[before..].contains(&TaskId::ERRANDS) {
+                    errands += self.remote.take_errands().len();
+                }
+            };
             loop {
-                self.remote.take(&mut taken);
+                take(&mut taken);
                 if !self.remote.held_outside() {
                     // `nobody_else_can_wake`: every unpark made is visible.
-                    self.remote.take(&mut taken);
-                    return taken.iter().map(|task| task.index).collect();
+                    take(&mut taken);
+                    let threads = taken
+                        .iter()
+                        .filter(|&&task| task != TaskId::ERRANDS)
+                        .map(|task| task.index)
+                        .collect();
+                    return (threads, errands);
                 }
                 if self.remote.prepare_to_sleep(true) {
                     self.remote.waker.sleep();
                     self.remote.woke_up();
                 }
             }
+        }
+
+        /// Sends an errand, as `Handle::spawn` does; returns whether it was
+        /// queued (not refused).
+        pub(crate) fn send_errand(&self) -> bool {
+            self.remote.send_errand(Box::new(|_| {})).is_ok()
+        }
+
+        /// Closes the errand queue, as the runtime's shutdown does; returns
+        /// how many errands it dropped.
+        pub(crate) fn close_errands(&self) -> usize {
+            self.remote.close_errands().len()
         }
 
         /// Ends the runtime (`Scheduler::drop`).
@@ -756,6 +788,44 @@ pub(crate) mod model_check {
                     .collect();
                 assert_eq!(runtime.run(), Vec::<usize>::new());
                 droppers.into_iter().for_each(|d| d.join().unwrap());
+            });
+        }
+
+        /// An errand sent from another OS thread while the runtime sleeps,
+        /// that OS thread then dropping the `Unparker` that kept the runtime
+        /// waiting: the runtime is woken (or never sleeps) and takes the
+        /// errand before it finds nobody left to wake it — never sleeping
+        /// through it, never missing it in its last look.
+        #[test]
+        fn an_errand_sent_to_a_sleeping_runtime_is_taken() {
+            check("errand_taken", || {
+                let runtime = Arc::new(Runtime::new());
+                let keeps_it_waiting = runtime.unparker(0);
+                let sender = runtime.clone();
+                let producer = thread::spawn(move || {
+                    assert!(sender.send_errand());
+                    drop(keeps_it_waiting);
+                });
+                let (threads, errands) = runtime.run_with_errands();
+                producer.join().unwrap();
+                assert_eq!((threads, errands), (Vec::new(), 1));
+                assert_eq!(runtime.close_errands(), 0, "nothing left queued");
+            });
+        }
+
+        /// An errand racing the end of the runtime: it is either refused
+        /// (sent after) or dropped by the end (sent before), never left
+        /// queued where nobody would run it.
+        #[test]
+        fn an_errand_racing_the_end_is_refused_or_dropped() {
+            check("errand_racing_the_end", || {
+                let runtime = Arc::new(Runtime::new());
+                let sender = runtime.clone();
+                let producer = thread::spawn(move || sender.send_errand());
+                let dropped = runtime.close_errands();
+                let sent = producer.join().unwrap();
+                assert_eq!(usize::from(sent), dropped);
+                assert!(!runtime.send_errand(), "refused once ended");
             });
         }
 

@@ -302,7 +302,8 @@ impl<T> Future for RemoteJoinHandle<T> {
             Outcome::Taken => panic!("{TAKEN}"),
             Outcome::Running => state.outcome = Outcome::Running,
         }
-        let known = matches!(&state.waiter, Some(Waiter::Task(waker)) if waker.will_wake(cx.waker()));
+        let known =
+            matches!(&state.waiter, Some(Waiter::Task(waker)) if waker.will_wake(cx.waker()));
         if !known {
             state.waiter = Some(Waiter::Task(cx.waker().clone()));
         }

@@ -117,7 +117,9 @@ impl fmt::Display for Described<'_> {
             WaitReason::Mutex => f.write_str("mutex lock"),
             WaitReason::Condvar => f.write_str("condvar wait"),
             WaitReason::Join { thread } => write!(f, "join of green thread #{thread}"),
-            WaitReason::RemoteJoin => f.write_str("join of a green thread spawned through a Handle"),
+            WaitReason::RemoteJoin => {
+                f.write_str("join of a green thread spawned through a Handle")
+            }
             WaitReason::Scope => f.write_str("the threads of a scope to end"),
             WaitReason::Blocking => f.write_str("the blocking pool"),
             WaitReason::BlockOn => f.write_str("block_on future"),
