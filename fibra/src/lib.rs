@@ -224,7 +224,7 @@
 //! });
 //! ```
 //!
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! // Nor a scoped thread's handle,
 //! fn send<T: Send>(_: T) {}
 //! fibra::run(|| fibra::scope(|s| send(s.spawn(|| 1))));

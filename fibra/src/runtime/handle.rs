@@ -47,8 +47,9 @@ pub fn handle() -> Handle {
 /// It does not keep its runtime running: the runtime ends when its first
 /// green thread returns, as ever, and from then on `spawn` returns
 /// [`SpawnError`]. Nor does it keep the runtime's resources alive, beyond
-/// the small shared part through which other OS threads wake the runtime
-/// (what an [`Unparker`](super::Unparker) holds too).
+/// the small shared part through which other OS threads wake the runtime —
+/// its remote queue and the eventfd of its poller — which an
+/// [`Unparker`](super::Unparker) holds too.
 ///
 /// A runtime whose green threads all wait for what only a `Handle` could
 /// bring is still reported as deadlocked: a spawned thread is new work, not
@@ -164,7 +165,7 @@ impl fmt::Display for SpawnError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "fibra: cannot spawn onto runtime {}: it has ended",
+            "fibra: cannot spawn onto runtime {}: it has ended (or is ending)",
             self.runtime
         )
     }

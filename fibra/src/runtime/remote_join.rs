@@ -215,7 +215,10 @@ impl<T: Send + 'static> RemoteJoinHandle<T> {
 
     /// Waits until the thread has finished, and returns its value: a green
     /// thread parks (the other green threads of its runtime run meanwhile),
-    /// an OS thread blocks.
+    /// an OS thread blocks. A green thread waits here as for a wake from
+    /// another OS thread (its [`Unparker`](super::Unparker) is held here):
+    /// meanwhile its runtime does not report a deadlock, even when the
+    /// thread it joins is of the same runtime.
     ///
     /// # Errors
     ///
