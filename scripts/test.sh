@@ -3,7 +3,7 @@
 # behaviour and doc tests; fibra-http's HTTPS tests (feature tls); fibra's tokio
 # bridge (feature tokio, its tests and doc examples); fibra's defined
 # outcomes under panic = "abort"; fibra's unit tests under Miri; the model
-# checker (loom) over the cross-thread wake paths; the compaction and
+# checker (loom) over the cross-thread wake paths; the compaction, handle and
 # cross-thread tests under ThreadSanitizer; then fibra's and fibra-http's tests
 # again under valgrind memcheck.
 set -euo pipefail
@@ -15,5 +15,5 @@ cargo test -p fibra --features tokio --doc tokio
 cargo run -q -p fibra-check-panic-abort --profile abort
 scripts/miri.sh
 scripts/model-check.sh
-scripts/tsan.sh --test compaction --test cross_thread
+scripts/tsan.sh --test compaction --test cross_thread --test handle
 scripts/memcheck.sh

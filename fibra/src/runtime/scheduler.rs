@@ -34,6 +34,7 @@ use super::dump::{DescribeRactors, RawThread, Section, ThreadState};
 use super::reactor::Reactor;
 use super::registry::Monitor;
 use super::remote::{Outside, Remote, Unparker};
+use super::remote_join::RemoteJoins;
 use super::stack_trace;
 use super::stall;
 use super::task::{Body, Cancel, Code, Options, State, Task, TaskId};
@@ -97,6 +98,13 @@ static STARTED: AtomicU64 = AtomicU64::new(0);
 /// serial) names some thread of the next runtime on the same OS thread too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RuntimeId(u64);
+
+impl RuntimeId {
+    /// The runtime's number, as [`Handle::id`](super::Handle::id) tells it.
+    pub(crate) fn number(self) -> u64 {
+        self.0
+    }
+}
 
 /// The panic payload that unwinds a cancelled green thread
 /// ([`JoinHandle::cancel`](super::JoinHandle::cancel), the end of
@@ -231,16 +239,18 @@ impl Drop for Installed {
 }
 
 /// A frame of a green thread's stack that lends memory there (see
-/// `Scheduler::lend`); the thread may be compacted again once every one is
-/// dropped. It names its thread, so it ends the right one's loan wherever it
-/// is dropped; it does not keep the runtime alive (a thread abandoned in
-/// `block_on` leaks it with its stack).
-pub(crate) struct Lending {
+/// `Scheduler::lend`), or that shields the thread from unwinds (see
+/// `Scheduler::shield`): one count of its task's, taken back when this is
+/// dropped. It names its thread, so it takes back the right one's count
+/// wherever it is dropped; it does not keep the runtime alive (a thread
+/// abandoned in `block_on` leaks it with its stack).
+pub(crate) struct Mark {
     scheduler: std::rc::Weak<Scheduler>,
     task: TaskId,
+    count: fn(&mut Task) -> &mut u32,
 }
 
-impl Drop for Lending {
+impl Drop for Mark {
     fn drop(&mut self) {
         let Some(scheduler) = self.scheduler.upgrade() else {
             return;
@@ -250,7 +260,7 @@ impl Drop for Lending {
             .get_mut(self.task.index)
             .filter(|t| t.serial == self.task.serial)
         {
-            entry.lending -= 1;
+            *(self.count)(entry) -= 1;
         }
     }
 }
@@ -303,6 +313,8 @@ pub(crate) struct Scheduler {
     /// unwinding: woken once it no longer is, to take it then (see
     /// `interrupt`).
     owed: RefCell<HashSet<TaskId>>,
+    /// The threads spawned through a `Handle` that have not finished.
+    remote_joins: RemoteJoins,
 }
 
 impl Scheduler {
@@ -328,6 +340,7 @@ impl Scheduler {
             spun_since: Cell::new(None),
             deadlines: RefCell::new(Deadlines::default()),
             owed: RefCell::new(HashSet::new()),
+            remote_joins: RemoteJoins::default(),
             tasks: RefCell::new(Slab::new()),
             queue: RefCell::new(VecDeque::new()),
             running: Cell::new(None),
@@ -361,6 +374,7 @@ impl Scheduler {
             cancel: Cancel::No,
             parks: 0,
             lending: 0,
+            shielded: 0,
         });
         let id = TaskId { index, serial };
         self.queue.borrow_mut().push_back(id);
@@ -568,9 +582,15 @@ impl Scheduler {
     /// too. Either way the thread is listed in `owed` and woken once its OS
     /// thread no longer unwinds (`wake_owed`), and its unwind starts at that
     /// park — or never, if the unwind in flight was its own and ends it.
+    ///
+    /// Nor while the thread is shielded (`shield`): its cancel or deadline
+    /// stays as it is, and is delivered at its first park after.
     #[cold]
     #[inline(never)]
     fn interrupt(&self, task: TaskId) {
+        if self.tasks.borrow()[task.index].shielded > 0 {
+            return;
+        }
         let cancelled =
             self.tasks.borrow()[task.index].cancel == Cancel::Requested && !cfg!(panic = "abort");
         let expired = if cancelled {
@@ -611,19 +631,33 @@ impl Scheduler {
         if cfg!(panic = "abort") {
             return None;
         }
+        if !self.on_own_stack() {
+            return None;
+        }
         let task = self.running();
-        // The address of a local says which stack this code runs on.
-        let here = std::ptr::from_ref(&at) as usize;
-        let own_stack = self.tasks.borrow()[task.index]
+        let id = self.deadlines.borrow_mut().push(task, at);
+        Some(Deadline::new(task, id))
+    }
+
+    /// Whether the caller runs on the running green thread's own stack, not
+    /// on the stack of a fiber that the thread resumed (nothing there can
+    /// park, and that fiber may be dropped or leaked while the thread goes
+    /// on).
+    ///
+    /// # Panics
+    ///
+    /// If called from the runtime's own loop rather than a green thread.
+    pub(crate) fn on_own_stack(&self) -> bool {
+        let task = self.running();
+        // The address of a local says which stack this code runs on (this
+        // frame is on the caller's stack).
+        let local = 0u8;
+        let here = std::ptr::from_ref(&local) as usize;
+        self.tasks.borrow()[task.index]
             .code
             .fiber()
             .stack_range()
-            .contains(&here);
-        if !own_stack {
-            return None;
-        }
-        let id = self.deadlines.borrow_mut().push(task, at);
-        Some(Deadline::new(task, id))
+            .contains(&here)
     }
 
     /// Takes deadline `id` of `task` out of force.
@@ -887,12 +921,32 @@ impl Scheduler {
     /// # Panics
     ///
     /// If called from the runtime's own loop rather than a green thread.
-    pub(crate) fn lend(self: &Rc<Self>) -> Lending {
+    pub(crate) fn lend(self: &Rc<Self>) -> Mark {
+        self.mark(|task| &mut task.lending)
+    }
+
+    /// Shields the running green thread from unwinds until the guard is
+    /// dropped: meanwhile its parks deliver no cancel and no expired
+    /// deadline (they stay owed, for its first park after). For a wait that
+    /// must complete whatever comes — `scope`'s for its threads, once it
+    /// has caught an unwind that it will resume when they have ended.
+    ///
+    /// # Panics
+    ///
+    /// If called from the runtime's own loop rather than a green thread.
+    pub(crate) fn shield(self: &Rc<Self>) -> Mark {
+        self.mark(|task| &mut task.shielded)
+    }
+
+    /// Counts one more of `count` on the running thread, until the guard is
+    /// dropped.
+    fn mark(self: &Rc<Self>, count: fn(&mut Task) -> &mut u32) -> Mark {
         let task = self.running();
-        self.tasks.borrow_mut()[task.index].lending += 1;
-        Lending {
+        *count(&mut self.tasks.borrow_mut()[task.index]) += 1;
+        Mark {
             scheduler: Rc::downgrade(self),
             task,
+            count,
         }
     }
 
@@ -965,10 +1019,42 @@ impl Scheduler {
         }
     }
 
-    /// Wakes the threads that other OS threads unparked.
+    /// Wakes the threads that other OS threads unparked, and runs the
+    /// errands they queued (see `Remote::send_errand`).
     fn take_remote_wakes(&self, buffer: &mut Vec<TaskId>) {
         self.remote.take(buffer);
-        buffer.drain(..).for_each(|task| self.wake(task));
+        let mut errands = false;
+        buffer.drain(..).for_each(|task| {
+            if task == TaskId::ERRANDS {
+                errands = true;
+            } else {
+                self.wake(task);
+            }
+        });
+        if errands {
+            self.run_errands();
+        }
+    }
+
+    /// Runs the errands other OS threads queued, here in the loop.
+    #[cold]
+    fn run_errands(&self) {
+        self.remote
+            .take_errands()
+            .into_iter()
+            .for_each(|errand| errand(self));
+    }
+
+    /// This runtime's side that other OS threads reach (what a
+    /// [`Handle`](super::Handle) holds).
+    pub(super) fn remote(&self) -> &Arc<Remote> {
+        &self.remote
+    }
+
+    /// The threads spawned through a [`Handle`](super::Handle) that have not
+    /// finished (see `RemoteJoins`).
+    pub(super) fn remote_joins(&self) -> &RemoteJoins {
+        &self.remote_joins
     }
 
     /// Whether no `Unparker` is left outside and none of those dropped left a
@@ -1060,12 +1146,23 @@ impl Scheduler {
         }
     }
 
+    /// Ends the runtime: from now on it takes no errand from another OS
+    /// thread (a [`Handle::spawn`](super::Handle::spawn) is refused, and
+    /// those queued are dropped, which their joiners see); then it ends every
+    /// green thread (`end_threads`); then those joined through a
+    /// [`Handle`](super::Handle) that were abandoned are reported cancelled.
+    pub(super) fn shutdown(&self) {
+        drop(self.remote.close_errands());
+        self.end_threads();
+        self.remote_joins.orphan_all();
+    }
+
     /// Cancels every green thread and runs them until they have all unwound,
     /// including threads spawned meanwhile (by a destructor, say), which are
     /// cancelled in turn. Threads that then cannot end — every one parked, in
     /// a destructor that waits for what will never come, or after swallowing
     /// their `Cancelled` — are abandoned, and a line on stderr says how many.
-    pub(super) fn shutdown(&self) {
+    fn end_threads(&self) {
         loop {
             let spawned = self.next_serial.get();
             let all: Vec<TaskId> = self.task_ids();
@@ -1235,6 +1332,8 @@ struct Trace {
 impl Drop for Scheduler {
     fn drop(&mut self) {
         self.remote.end();
+        // Closed at shutdown already, unless the runtime unwound before.
+        drop(self.remote.close_errands());
         self.monitor.ended();
     }
 }

@@ -27,6 +27,14 @@ impl TaskId {
         index: usize::MAX,
         serial: 0,
     };
+
+    /// Names no thread either: found among the wakes of the remote queue, it
+    /// tells the runtime's loop to run the errands other OS threads queued
+    /// (see `Remote::send_errand`).
+    pub(super) const ERRANDS: TaskId = TaskId {
+        index: usize::MAX,
+        serial: u64::MAX,
+    };
 }
 
 impl fmt::Debug for TaskId {
@@ -111,6 +119,10 @@ pub(super) struct Task {
     /// `Scheduler::lend`): while it is not zero, the thread is never
     /// compacted.
     pub(super) lending: u32,
+    /// How many frames on the thread's stack shield it from unwinds (see
+    /// `Scheduler::shield`): while it is not zero, no cancel or deadline is
+    /// delivered at its parks (they are delivered at its first park after).
+    pub(super) shielded: u32,
 }
 
 /// A green thread's cancellation. It is delivered once: the [`Cancelled`]

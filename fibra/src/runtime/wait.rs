@@ -55,6 +55,12 @@ pub enum WaitReason {
         /// The id of the thread it joins.
         thread: u64,
     },
+    /// [`RemoteJoinHandle::join`](super::RemoteJoinHandle::join): a green
+    /// thread spawned through a [`Handle`](super::Handle), of this runtime or
+    /// another.
+    RemoteJoin,
+    /// [`scope`](super::scope): the threads spawned in it, to end.
+    Scope,
     /// Work handed to the [`blocking`](crate::blocking()) pool.
     Blocking,
     /// A future under [`block_on`](crate::block_on()).
@@ -136,6 +142,10 @@ impl fmt::Display for Described<'_> {
             WaitReason::OnceCell => f.write_str("once cell (another thread initialises it)"),
             WaitReason::BroadcastReceive => f.write_str("broadcast receive"),
             WaitReason::Join { thread } => write!(f, "join of green thread #{thread}"),
+            WaitReason::RemoteJoin => {
+                f.write_str("join of a green thread spawned through a Handle")
+            }
+            WaitReason::Scope => f.write_str("the threads of a scope to end"),
             WaitReason::Blocking => f.write_str("the blocking pool"),
             WaitReason::BlockOn => f.write_str("block_on future"),
             WaitReason::RactorReceive => f.write_str("Ractor mailbox (receive)"),
