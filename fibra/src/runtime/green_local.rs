@@ -85,7 +85,10 @@ macro_rules! green_local {
 /// resumes runs as part of that thread and sees its values. Code that runs
 /// outside any green thread — a plain OS thread, `main` before
 /// [`run`](super::run), the runtime's own loop — sees one value per OS
-/// thread, as with `thread_local!`; green threads never see that one.
+/// thread, as with `thread_local!`; green threads never see that one. So
+/// does a [`blocking`](crate::blocking) job, which runs on a pool thread:
+/// it sees that OS thread's value (shared with the pool thread's later
+/// jobs), not its green thread's; pass it what it needs instead.
 ///
 /// The body of a [Ractor](crate::ractor) is a green thread, so it has values
 /// of its own, as does each green thread it spawns. A green thread never

@@ -1071,15 +1071,15 @@ impl Scheduler {
             fiber.resume(())
         };
         self.running.set(None);
+        // A thread that parked or yielded gets its span back; that of one
+        // that has ended is dropped here, which closes it.
+        #[cfg(feature = "tracing")]
+        if let (Ok(Step::Yield(())), Some(span)) = (&step, span) {
+            self.tasks.borrow_mut()[task.index].span = Some(span);
+        }
         match step {
             // Parked or yielded: `suspend_running` recorded which.
-            Ok(Step::Yield(())) =>
-            {
-                #[cfg(feature = "tracing")]
-                if span.is_some() {
-                    self.tasks.borrow_mut()[task.index].span = span;
-                }
-            }
+            Ok(Step::Yield(())) => {}
             Ok(Step::Return(())) => {
                 let finished = self.tasks.borrow_mut().remove(task.index);
                 if finished.has_options {
