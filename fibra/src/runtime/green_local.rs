@@ -85,10 +85,10 @@ macro_rules! green_local {
 /// resumes runs as part of that thread and sees its values. Code that runs
 /// outside any green thread — a plain OS thread, `main` before
 /// [`run`](super::run), the runtime's own loop — sees one value per OS
-/// thread, as with `thread_local!`; green threads never see that one. So
-/// does a [`blocking`](crate::blocking) job, which runs on a pool thread:
-/// it sees that OS thread's value (shared with the pool thread's later
-/// jobs), not its green thread's; pass it what it needs instead.
+/// thread, as with `thread_local!`; green threads never see that one. A
+/// [`blocking`](crate::blocking) job runs on a pool thread, so it sees that
+/// OS thread's value (which the pool thread's later jobs see too), not its
+/// green thread's: pass the job what it needs instead.
 ///
 /// The body of a [Ractor](crate::ractor) is a green thread, so it has values
 /// of its own, as does each green thread it spawns. A green thread never
@@ -126,9 +126,11 @@ macro_rules! green_local {
 /// # Cost
 ///
 /// A [`with`](LocalKey::with) finds the running green thread through the
-/// runtime's thread-local and the value by the key's index in a vector: no
-/// hashing, no lock, no atomic read-modify-write. `fibra-bench green-local`
-/// measures it beside `std`'s `thread_local!` and tokio's `task_local!`.
+/// runtime's thread-local and the value by the key's index in a vector, then
+/// holds the value's reference count up while `f` runs (so that `f` may
+/// park) and checks its type: no hashing, no lock, no atomic
+/// read-modify-write. `fibra-bench green-local` measures it beside `std`'s
+/// `thread_local!` and tokio's `task_local!`.
 pub struct LocalKey<T: 'static> {
     init: fn() -> T,
     /// The key's index among all keys plus one, assigned on first use (0:
