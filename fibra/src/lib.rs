@@ -152,6 +152,19 @@
 //! them (and waits) if its own thread is cancelled or panics, and its thread
 //! is never compacted meanwhile (see [the `# Soundness` table](#soundness)).
 //!
+//! **Thread-locals and `tracing`.** A `thread_local!` belongs to the OS
+//! thread, which every green thread of a runtime shares: what one green
+//! thread sets there is what the next one to run reads. [`green_local!`]
+//! declares values that each green thread has a copy of (Ruby's
+//! `Thread.current[:x]`, tokio's `task_local!`): see
+//! [`runtime::LocalKey`]. `tracing`'s current span is kept per OS thread too;
+//! with the cargo feature `tracing`, `runtime::ThreadBuilder::span` runs a
+//! green thread inside a span that is entered only while that thread runs
+//! (as tokio's `Instrument` does for a future), so each log line names its
+//! own green thread's span. Holding a span's `Entered` guard across a park
+//! (a sleep, a lock, IO, a join) is the same mistake as holding one across
+//! an `.await`: the green threads that run meanwhile log inside it.
+//!
 //! **The stall line.** When a green thread runs for longer than a threshold
 //! without parking or yielding, fibra writes a line to stderr that begins
 //! with `fibra: `, naming the green thread (its

@@ -1,6 +1,7 @@
 //! Spawning green threads and waiting for them (Ruby's `Thread.new`,
 //! `Thread#join` and `Thread#value`).
 
+use super::green_local::run_thread;
 use super::scheduler::{self, Cancelled, RuntimeId, Scheduler};
 use super::task::{Body, Options, TaskId};
 use super::wait::WaitReason;
@@ -8,7 +9,6 @@ use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::io;
-use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
 
 /// Starts a green thread that runs `f`, on this runtime's OS thread.
@@ -133,7 +133,7 @@ pub(super) fn outcome<T>(
     unjoined: impl FnOnce() -> bool,
 ) -> Result<T, JoinError> {
     match started {
-        Ok(()) => panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        Ok(()) => run_thread(f).map_err(|payload| {
             if payload.is::<Cancelled>() {
                 JoinError::Cancelled
             } else {

@@ -203,12 +203,14 @@
 //! | `Thread.current` | [`current`] |
 //! | `Thread.new { … }.name = "x"`, `thread.name` | [`ThreadBuilder::name`], [`Thread::name`] |
 //! | `Thread.stop`, `thread.wakeup` | [`park`], [`Unparker::unpark`] |
+//! | `Thread.current[:x] = v`, `Thread.current[:x]` (`Thread#[]=`, `Thread#[]`) | a key declared with [`green_local!`](crate::green_local) (`static X: Cell<T> = …;`), then `X.set(v)`, `X.get()` ([`LocalKey`]): the running green thread's own value. Ruby's are per fiber; a fiber that a green thread resumes shares the thread's values, as with Ruby's `Thread#thread_variable_get`/`thread_variable_set` |
 //! | `Timeout.timeout(s) { … }` | [`time::timeout`](crate::time::timeout)`(d, \|\| …)`, run on the calling thread as Ruby's is; enforced where the work waits, and a zero limit ends it at its first wait (Ruby: `0` is no limit) |
 
 pub(crate) mod deadline;
 mod dump;
 mod dump_signal;
 mod handle;
+mod green_local;
 mod join;
 pub(crate) mod reactor;
 mod registry;
@@ -235,6 +237,8 @@ pub use dump::{
 pub(crate) use dump::{DescribeRactors, RawRactor};
 pub use dump_signal::dump_on_signal;
 pub use handle::{Handle, SpawnError, handle};
+pub(crate) use green_local::run_thread;
+pub use green_local::{AccessError, LocalKey};
 pub(crate) use join::spawn_detached;
 pub use join::{JoinError, JoinHandle, spawn};
 pub use remote::Unparker;

@@ -31,6 +31,7 @@
 
 use super::deadline::{Deadline, Deadlines};
 use super::dump::{DescribeRactors, RawThread, Section, ThreadState};
+use super::green_local::Slots;
 use super::reactor::Reactor;
 use super::registry::Monitor;
 use super::remote::{Outside, Remote, Unparker};
@@ -185,6 +186,23 @@ pub(crate) fn wake_if_local(unparker: &Unparker) -> bool {
             _ => false,
         })
         .unwrap_or(false)
+}
+
+/// Calls `f` on the green-local values of the running green thread and
+/// returns what it returns; `None` when no green thread runs on this OS thread
+/// (outside a runtime, in the runtime's own loop, or while this OS thread
+/// ends). `f` must not call back into the scheduler: the task table is
+/// borrowed meanwhile.
+pub(crate) fn with_running_locals<R>(f: impl FnOnce(&mut Slots) -> R) -> Option<R> {
+    CURRENT
+        .try_with(|c| {
+            let current = c.borrow();
+            let scheduler = current.as_ref()?;
+            let task = scheduler.running.get()?;
+            Some(f(&mut scheduler.tasks.borrow_mut()[task.index].locals))
+        })
+        .ok()
+        .flatten()
 }
 
 /// The name of the running green thread, if it has one.
@@ -358,7 +376,13 @@ impl Scheduler {
         let serial = self.next_serial.get() + 1;
         self.next_serial.set(serial);
         let has_options = options.is_some();
+        #[cfg(feature = "tracing")]
+        let mut span = None;
         if let Some(mut options) = options {
+            #[cfg(feature = "tracing")]
+            {
+                span = options.span.take().map(Box::new);
+            }
             if let Some(name) = &options.name {
                 options.listed = Some(self.monitor.list_name(serial, name.clone()));
             }
@@ -375,6 +399,9 @@ impl Scheduler {
             parks: 0,
             lending: 0,
             shielded: 0,
+            locals: Slots::default(),
+            #[cfg(feature = "tracing")]
+            span,
         });
         let id = TaskId { index, serial };
         self.queue.borrow_mut().push_back(id);
@@ -1072,6 +1099,11 @@ impl Scheduler {
     }
 
     fn run_task(&self, task: TaskId) {
+        // The thread's span, if it has one, out of the task while the thread
+        // runs, and entered around the switch into it: the one place a
+        // thread is switched into to run its code.
+        #[cfg(feature = "tracing")]
+        let span: Option<Box<tracing::Span>>;
         let fiber = {
             let mut tasks = self.tasks.borrow_mut();
             let entry = match tasks.get_mut(task.index) {
@@ -1085,6 +1117,10 @@ impl Scheduler {
                 entry.compacted = None;
             }
             entry.state = State::Running;
+            #[cfg(feature = "tracing")]
+            {
+                span = entry.span.take();
+            }
             match &mut entry.code {
                 Code::Started(fiber) => fiber.clone(),
                 Code::Unstarted(body) => {
@@ -1130,8 +1166,18 @@ impl Scheduler {
         let switches = self.switches.get() + 1;
         self.switches.set(switches);
         self.monitor.switched_into(switches, task.serial);
-        let step = fiber.resume(());
+        let step = {
+            #[cfg(feature = "tracing")]
+            let _entered = span.as_deref().map(tracing::Span::enter);
+            fiber.resume(())
+        };
         self.running.set(None);
+        // A thread that parked or yielded gets its span back; that of one
+        // that has ended is dropped here, which closes it.
+        #[cfg(feature = "tracing")]
+        if let (Ok(Step::Yield(())), Some(span)) = (&step, span) {
+            self.tasks.borrow_mut()[task.index].span = Some(span);
+        }
         match step {
             // Parked or yielded: `suspend_running` recorded which.
             Ok(Step::Yield(())) => {}
@@ -1343,6 +1389,8 @@ impl Drop for Scheduler {
 /// "abort"`, where nothing can unwind, and for threads that cannot end at
 /// shutdown. A thread that never started just drops its closure.
 fn abandon(task: Task) {
+    // Its green-local values are its too: leaked with its stack.
+    std::mem::forget(task.locals);
     match task.code {
         Code::Started(fiber) => std::mem::forget(fiber),
         Code::Unstarted(body) => drop(body),
