@@ -40,10 +40,12 @@
 //! `Send` nor `Sync`). To hand a connection to another OS thread, move the
 //! `std::net` socket there and take it over with `from_std`.
 
-mod registration;
+mod lookup;
+pub(crate) mod registration;
 mod tcp;
 mod udp;
 
+pub use lookup::{ToSocketAddrs, lookup_host};
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;
 
