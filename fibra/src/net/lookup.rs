@@ -149,7 +149,7 @@ impl ToSocketAddrs for [SocketAddr] {}
 
 impl Resolve for [SocketAddr] {
     fn resolve(&self) -> io::Result<vec::IntoIter<SocketAddr>> {
-        Ok(self.to_vec().into_iter())
+        Ok(Vec::from(self).into_iter())
     }
 }
 
