@@ -256,7 +256,41 @@ fn output_captures_only_what_was_not_set() {
 #[test]
 fn a_missing_program_is_an_error() {
     fibra::run(|| {
-        let err = Command::new("fibra-no-such-program").spawn().unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::NotFound);
+        match Command::new("fibra-no-such-program").spawn() {
+            Err(err) => assert_eq!(err.kind(), ErrorKind::NotFound),
+            // Under qemu-user (tests/support/mod.rs) the emulator's exec
+            // starts, and its child exits 127 as a shell's would.
+            Ok(mut child) => {
+                assert!(
+                    std::env::var_os("FIBRA_TEST_RUNNER").is_some(),
+                    "a program that does not exist started"
+                );
+                assert_eq!(child.wait().unwrap().code(), Some(127));
+            }
+        }
+    });
+}
+
+/// (Through a pidfd: where the kernel gives none, the dump says the pool.)
+#[test]
+#[cfg(target_os = "linux")]
+fn a_dump_names_the_child_a_green_thread_waits_for() {
+    fibra::run(|| {
+        let mut child = Command::new("sleep").arg("60").spawn().unwrap();
+        let pid = child.id();
+        let waiter = fibra::runtime::ThreadBuilder::new()
+            .name("waiter")
+            .spawn(move || child.wait().unwrap())
+            .unwrap();
+        fibra::runtime::yield_now(); // the waiter parks
+        let dump = fibra::runtime::dump().to_string();
+        assert!(
+            dump.contains(&format!("parked on child process {pid} to exit")),
+            "{dump}"
+        );
+        // SAFETY: kill with a valid signal number on the child's pid, which
+        // is not reaped (the waiter has not returned).
+        assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) }, 0);
+        assert_eq!(waiter.join().unwrap().signal(), Some(libc::SIGKILL));
     });
 }

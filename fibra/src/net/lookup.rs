@@ -36,11 +36,12 @@ use std::vec;
 ///
 /// Not glibc's asynchronous resolver, `getaddrinfo_a`: it is glibc's alone
 /// (not musl's, and macOS has nothing portable: its `getaddrinfo_async_start`
-/// answers on a Mach port), it runs each lookup in a helper thread of its
-/// own — the same hop, on threads fibra does not control — and it tells of
-/// the answer by a signal or by yet another thread, which would then have to
-/// wake the runtime. The pool is the same hop, on every platform, with the
-/// resolver's full configuration.
+/// answers on a Mach port); it runs the lookups in helper threads of its
+/// own, which call the same blocking `getaddrinfo` — the same hop, on
+/// threads fibra does not control — and it tells of the answer by a signal
+/// or by yet another thread, which would then have to wake the runtime. The
+/// pool is that hop, on every platform, with the resolver's full
+/// configuration.
 ///
 /// If the calling green thread is cancelled while it waits (or a
 /// [`timeout`](crate::time::timeout) around it expires), the lookup runs to

@@ -33,8 +33,9 @@
 //! the child with `std`'s `ExitStatusExt::signal`.
 //!
 //! **The doors.** Starting a program (`fork`/`exec`, through `std`) happens
-//! on the calling OS thread and takes as long as the kernel needs to start
-//! it — usually well under a millisecond; the child then runs on its own.
+//! on the calling OS thread, which waits until the kernel has started the
+//! program (`std` learns of a failed `exec` that way); the child then runs
+//! on its own.
 //! Waiting for it parks only the calling green thread: on Linux a *pidfd*
 //! (`pidfd_open`, Linux 5.3) is registered with the runtime's reactor, which
 //! reports the child's exit like a socket's readiness — no thread, no signal
