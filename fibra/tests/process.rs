@@ -100,6 +100,43 @@ fn a_child_that_waits_for_another_green_thread_ends() {
 }
 
 #[test]
+fn status_of_a_child_that_sleeps_parks_only_its_green_thread() {
+    fibra::run(|| {
+        let ticker = Ticker::start();
+        let before = ticker.ticks();
+        let status = Command::new("sleep").arg("0.3").status().unwrap();
+        let during = ticker.ticks() - before;
+        ticker.stop();
+        assert!(status.success());
+        assert!(during > 0, "the ticker did not tick while the child ran");
+    });
+}
+
+/// As above, for `wait` alone (no pipe to read meanwhile): the child exits
+/// only once another green thread has written to it.
+#[test]
+fn a_wait_for_a_child_fed_by_another_green_thread_ends() {
+    without_hanging("a wait for a child fed by another green thread", || {
+        fibra::run(|| {
+            let mut child = Command::new("sh")
+                .args(["-c", "read code; exit $code"])
+                .stdin(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            let feeder = fibra::spawn(move || {
+                for _ in 0..3 {
+                    sleep(Duration::from_millis(1));
+                }
+                stdin.write_all(b"5\n").unwrap();
+            });
+            assert_eq!(child.wait().unwrap().code(), Some(5));
+            feeder.join().unwrap();
+        });
+    });
+}
+
+#[test]
 fn exit_codes_and_signals_are_in_the_exit_status() {
     fibra::run(|| {
         let status = Command::new("true").status().unwrap();
