@@ -291,6 +291,28 @@ fn output_captures_only_what_was_not_set() {
 }
 
 #[test]
+fn a_pipe_of_one_child_is_the_stdin_of_another() {
+    fibra::run(|| {
+        // The writer starts late, so that a reader left non-blocking would
+        // find the pipe empty and fail (EAGAIN) instead of waiting.
+        let mut first = Command::new("sh")
+            .args(["-c", "sleep 0.1; echo hello"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let between = Stdio::try_from(first.stdout.take().unwrap()).unwrap();
+        let output = Command::new("tr")
+            .args(["a-z", "A-Z"])
+            .stdin(between)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        assert_eq!(output.stdout, b"HELLO\n");
+        assert!(first.wait().unwrap().success());
+    });
+}
+
+#[test]
 fn a_missing_program_is_an_error() {
     fibra::run(|| {
         match Command::new("fibra-no-such-program").spawn() {

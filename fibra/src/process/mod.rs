@@ -28,6 +28,10 @@
 //! });
 //! ```
 //!
+//! A pipe of one child becomes another's stdio with `Stdio::try_from`
+//! (blocking again, as the other program expects): `a | b` is
+//! `Command::new("b").stdin(Stdio::try_from(a.stdout.take().unwrap())?)`.
+//!
 //! [`ExitStatus`], [`Output`] and [`Stdio`] are `std`'s own, re-exported: a
 //! status says its code with [`ExitStatus::code`], and the signal that killed
 //! the child with `std`'s `ExitStatusExt::signal`.

@@ -7,7 +7,8 @@ use mio::Interest;
 use mio::unix::pipe::{Receiver, Sender};
 use std::fmt;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::process::Stdio;
 
 /// The write end of a child's stdin (as [`std::process::ChildStdin`]): writes
 /// park only the calling green thread while the pipe is full. Dropping it
@@ -25,6 +26,17 @@ impl ChildStdin {
         Ok(ChildStdin {
             inner: Registration::with_interest(sender, Interest::WRITABLE)?,
         })
+    }
+
+    /// The pipe's descriptor, out of the reactor and blocking again: for a
+    /// program that is not a green thread, or another child.
+    pub fn into_owned_fd(self) -> io::Result<OwnedFd> {
+        let pipe = Sender::from(self.as_fd().try_clone_to_owned()?);
+        // The reactor forgets the original as it closes; the copy shares its
+        // file status flags, blocking mode included.
+        drop(self);
+        pipe.set_nonblocking(false)?;
+        Ok(pipe.into())
     }
 
     fn registration(&self) -> &Registration<Sender> {
@@ -84,6 +96,18 @@ macro_rules! output_pipe {
                 })
             }
 
+            /// The pipe's descriptor, out of the reactor and blocking
+            /// again: for a program that is not a green thread, or another
+            /// child (see [`Stdio`]'s `TryFrom`).
+            pub fn into_owned_fd(self) -> io::Result<OwnedFd> {
+                let pipe = Receiver::from(self.as_fd().try_clone_to_owned()?);
+                // The reactor forgets the original as it closes; the copy
+                // shares its file status flags, blocking mode included.
+                drop(self);
+                pipe.set_nonblocking(false)?;
+                Ok(pipe.into())
+            }
+
             fn registration(&self) -> &Registration<Receiver> {
                 &self.inner
             }
@@ -119,9 +143,20 @@ output_pipe!(
 );
 
 /// `AsRawFd`, `AsFd` and `Debug` for each pipe type: its descriptor, for
-/// what fibra does not wrap. Do not change its blocking mode or close it.
+/// what fibra does not wrap (do not change its blocking mode or close it);
+/// and a [`Stdio`] made of it, to hand it to another child.
 macro_rules! impl_fd {
     ($($pipe:ident),*) => {$(
+        /// The pipe as another child's stdio, blocking again (as its
+        /// `into_owned_fd`): the way to build a pipeline, `a | b`.
+        impl TryFrom<$pipe> for Stdio {
+            type Error = io::Error;
+
+            fn try_from(pipe: $pipe) -> io::Result<Stdio> {
+                pipe.into_owned_fd().map(Stdio::from)
+            }
+        }
+
         impl AsRawFd for $pipe {
             fn as_raw_fd(&self) -> RawFd {
                 self.registration().source().as_raw_fd()
