@@ -39,11 +39,10 @@
 //! **The doors.** Starting a program (`fork`/`exec`, through `std`) happens
 //! on the calling OS thread, which waits until the kernel has started the
 //! program (`std` learns of a failed `exec` that way); the child then runs
-//! on its own.
-//! Waiting for it parks only the calling green thread: on Linux a *pidfd*
-//! (`pidfd_open`, Linux 5.3) is registered with the runtime's reactor, which
-//! reports the child's exit like a socket's readiness — no thread, no signal
-//! handler. Where the kernel has none (macOS, older Linux, a sandbox that
+//! on its own. Waiting for it parks only the calling green thread: on Linux
+//! a *pidfd* (`pidfd_open`, Linux 5.3) is registered with the runtime's
+//! reactor, which reports the child's exit like a socket's readiness — no
+//! thread, no signal handler. Where the kernel has none (macOS, older Linux, a sandbox that
 //! refuses the call) a thread of the [`blocking`](crate::blocking()) pool
 //! waits for the exit (`waitid` with `WNOWAIT`), one per child waited for,
 //! and the green thread reaps the child when woken; fibra installs no
