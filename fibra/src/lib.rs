@@ -69,7 +69,8 @@
 //! | what the green thread calls | how | what waits meanwhile |
 //! |---|---|---|
 //! | sockets, timers, locks, channels, other green threads, Ractors | fibra's own: [`net`], [`time`], [`sync`], [`JoinHandle::join`], [`ractor`] | only the calling green thread |
-//! | a blocking library (a sync database driver, a C library), `std::fs`, a child process, name resolution, a long computation | [`blocking`]`(\|\| …)`: the closure runs on a pool of OS threads | only the calling green thread; the work holds a pool thread |
+//! | a child process, a host name | [`process`] (`Command::output`, `Child::wait`, the child's pipes); [`net::lookup_host`], which fibra's sockets call for a name | only the calling green thread; a child's exit comes through a pidfd in the reactor (Linux 5.3 and later; elsewhere a pool thread waits for it), a name is resolved on the [`blocking`] pool (a numeric address is parsed in place) |
+//! | a blocking library (a sync database driver, a C library), `std::fs`, a long computation | [`blocking`]`(\|\| …)`: the closure runs on a pool of OS threads | only the calling green thread; the work holds a pool thread |
 //! | a `Future` woken by whatever it waits for: a channel (`futures`' or `tokio::sync`'s), another OS thread, a timer of its own | [`block_on`]`(future)` | only the calling green thread |
 //! | a `Future` that needs tokio's reactor or timers: `tokio::net`, `tokio::time`, hyper's client, reqwest, sqlx, tonic | `fibra::tokio::block_on(future)`, with the cargo feature `tokio`: the future's sockets, timers and tasks belong to the program's tokio runtime, or a background one started on first use | only the calling green thread |
 //! | a computation to spread over the cores | a [`Ractor`](ractor::Ractor) per piece of it | nothing: Ractors run on worker threads of their own |
@@ -181,12 +182,12 @@
 //! what to use instead:
 //!
 //! - `std::thread::sleep` — [`time::sleep`].
-//! - `std::net` sockets — [`net`]; `std::fs`, reading stdin, a child process
-//!   (`std::process::Command::output`, `Child::wait`) — [`blocking`].
-//! - Resolving a host name: [`net::TcpStream::connect`]`("example.com:80")`
-//!   asks the system resolver on the calling thread. Resolve in [`blocking`]
-//!   (`blocking(|| "example.com:80".to_socket_addrs().map(Vec::from_iter))`)
-//!   and connect to the addresses it returns.
+//! - `std::net` sockets — [`net`]; `std::fs`, reading stdin — [`blocking`].
+//! - `std::process` (`Command::output`, `status`, `Child::wait`, reading a
+//!   child's pipes) — [`process`].
+//! - `std::net::ToSocketAddrs::to_socket_addrs` given a host name, which asks
+//!   the system resolver on the calling thread — [`net::lookup_host`] (fibra's
+//!   sockets resolve names with it themselves).
 //! - `std::sync`'s waits: a `Mutex` held across a long operation or contended,
 //!   `Condvar::wait`, `mpsc::Receiver::recv`, `Barrier::wait`,
 //!   `thread::JoinHandle::join` — [`sync`]'s, or [`blocking`].
@@ -259,10 +260,11 @@
 //! Bottom up, each using only those below: `arch` (the context switch, one file
 //! per CPU), `stack` (guarded stacks and their pool), [`fiber`] and
 //! [`generator`] (the typed, safe API), [`runtime`] (scheduler, timers, IO
-//! reactor, cross-thread wake), [`time`], [`net`], [`sync`] and [`blocking`],
-//! then [`ractor`]. Every `unsafe` block lives in the first three, in the
+//! reactor, cross-thread wake), [`time`], [`net`], [`process`], [`sync`] and
+//! [`blocking`], then [`ractor`]. Every `unsafe` block lives in the first three, in the
 //! runtime's lock-free wake ring or in a Ractor's lock-free mailbox (and the
-//! `Context` calls into it), and says
+//! `Context` calls into it), or is a system call without a safe wrapper
+//! (a child's pidfd, `waitid`), and says
 //! why it holds.
 
 #![warn(missing_docs)]
@@ -274,6 +276,7 @@ mod blocking;
 pub mod fiber;
 pub mod generator;
 pub mod net;
+pub mod process;
 pub mod ractor;
 pub mod runtime;
 mod stack;

@@ -76,6 +76,11 @@ pub enum WaitReason {
     RactorSelect,
     /// [`Ractor::join`](crate::ractor::Ractor::join).
     RactorJoin,
+    /// [`Child::wait`](crate::process::Child::wait) on a child process's exit.
+    ChildExit {
+        /// The child's process id.
+        pid: u32,
+    },
 }
 
 /// Which way a socket wait goes.
@@ -153,6 +158,7 @@ impl fmt::Display for Described<'_> {
             WaitReason::RactorTake => f.write_str("Ractor outbox (take)"),
             WaitReason::RactorSelect => f.write_str("Ractor select"),
             WaitReason::RactorJoin => f.write_str("Ractor join"),
+            WaitReason::ChildExit { pid } => write!(f, "child process {pid} to exit"),
         }
     }
 }
