@@ -56,9 +56,17 @@ fn every_function(dir: &Path) {
 
     let link = dir.join("link");
     std::os::unix::fs::symlink(&file, &link).unwrap();
-    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     assert!(fs::metadata(&link).unwrap().is_file());
-    assert_eq!(fs::canonicalize(&link).unwrap(), fs::canonicalize(&file).unwrap());
+    assert_eq!(
+        fs::canonicalize(&link).unwrap(),
+        fs::canonicalize(&file).unwrap()
+    );
 
     assert_eq!(fs::copy(&file, dir.join("copy")).unwrap(), 8);
     fs::rename(dir.join("copy"), dir.join("renamed")).unwrap();
@@ -78,11 +86,26 @@ fn every_function(dir: &Path) {
 
     // std's error kinds, unchanged.
     let kind = |result: std::io::Result<()>| result.unwrap_err().kind();
-    assert_eq!(fs::read(dir.join("nothing")).unwrap_err().kind(), ErrorKind::NotFound);
-    assert_eq!(kind(fs::create_dir(dir.join("sub"))), ErrorKind::AlreadyExists);
-    assert_eq!(kind(fs::remove_dir(dir.join("sub"))), ErrorKind::DirectoryNotEmpty);
-    assert_eq!(kind(fs::remove_file(dir.join("nothing"))), ErrorKind::NotFound);
-    assert_eq!(kind(fs::remove_file(dir.join("sub"))), ErrorKind::IsADirectory);
+    assert_eq!(
+        fs::read(dir.join("nothing")).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        kind(fs::create_dir(dir.join("sub"))),
+        ErrorKind::AlreadyExists
+    );
+    assert_eq!(
+        kind(fs::remove_dir(dir.join("sub"))),
+        ErrorKind::DirectoryNotEmpty
+    );
+    assert_eq!(
+        kind(fs::remove_file(dir.join("nothing"))),
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        kind(fs::remove_file(dir.join("sub"))),
+        ErrorKind::IsADirectory
+    );
     assert_eq!(
         fs::metadata(dir.join("file/below")).unwrap_err().kind(),
         ErrorKind::NotADirectory
@@ -146,7 +169,10 @@ fn every_file_call(dir: &Path) {
         .unwrap();
     assert_eq!((read, &first, &second), (7, b"hel", b"lo, "));
     let mut exact = [0; 100];
-    assert_eq!(file.read_exact(&mut exact).unwrap_err().kind(), ErrorKind::UnexpectedEof);
+    assert_eq!(
+        file.read_exact(&mut exact).unwrap_err().kind(),
+        ErrorKind::UnexpectedEof
+    );
 
     // `&File` reads, writes and seeks too, sharing the position.
     let shared = &file;
@@ -158,10 +184,11 @@ fn every_file_call(dir: &Path) {
     assert_eq!((&*shared).read(&mut [0; 4]).unwrap(), 0);
 
     file.set_len(5).unwrap();
-    file.set_permissions(fs::Permissions::from_mode(0o600)).unwrap();
+    file.set_permissions(fs::Permissions::from_mode(0o600))
+        .unwrap();
     assert_eq!(file.metadata().unwrap().permissions().mode() & 0o777, 0o600);
     let clone = file.try_clone().unwrap();
-    assert_eq!((&clone).seek(SeekFrom::Current(0)).unwrap(), 18);
+    assert_eq!((&clone).stream_position().unwrap(), 18);
     assert!(file.as_fd().try_clone_to_owned().is_ok());
     let std_file: std::fs::File = file.into_std();
     let mut file = File::from_std(std_file);
@@ -278,7 +305,10 @@ fn read_dir_lists_many_entries_in_batches() {
             }
             let name = entry.file_name().into_string().unwrap();
             let number: usize = name.parse().unwrap();
-            assert_eq!(entry.metadata().unwrap().len(), number.to_string().len() as u64);
+            assert_eq!(
+                entry.metadata().unwrap().len(),
+                number.to_string().len() as u64
+            );
             names.push(number);
         }
         stop.set(true);
@@ -345,10 +375,7 @@ fn a_cancel_waits_until_the_borrowed_read_has_ended() {
                 let (seen, reading) = (seen.clone(), reading.clone());
                 fibra::spawn(move || {
                     let mut file = File::open(&path).unwrap();
-                    let mut frame = Frame {
-                        buf: [0; 16],
-                        seen,
-                    };
+                    let mut frame = Frame { buf: [0; 16], seen };
                     reading.set(true);
                     // Waits on the pool until the FIFO's writer writes; then
                     // the cancel unwinds the thread (a return would fail the
@@ -363,7 +390,10 @@ fn a_cancel_waits_until_the_borrowed_read_has_ended() {
             reader.cancel();
             let_others_run();
             assert!(!reader.is_finished(), "unwound while its read ran");
-            assert!(seen.borrow().is_none(), "its frame is gone while its read ran");
+            assert!(
+                seen.borrow().is_none(),
+                "its frame is gone while its read ran"
+            );
             fifo.write();
             assert!(matches!(reader.join(), Err(JoinError::Cancelled)));
             assert_eq!(seen.borrow().as_ref(), Some(PAYLOAD));
@@ -383,10 +413,7 @@ fn a_timeout_waits_until_the_borrowed_read_has_ended() {
                 let (seen, reading) = (seen.clone(), reading.clone());
                 fibra::spawn(move || {
                     let mut file = File::open(&path).unwrap();
-                    let mut frame = Frame {
-                        buf: [0; 16],
-                        seen,
-                    };
+                    let mut frame = Frame { buf: [0; 16], seen };
                     reading.set(true);
                     fibra::time::timeout(Duration::from_millis(1), || file.read(&mut frame.buf))
                         .map(|read| read.unwrap())
@@ -396,8 +423,14 @@ fn a_timeout_waits_until_the_borrowed_read_has_ended() {
                 runtime::yield_now();
             }
             let_others_run();
-            assert!(!reader.is_finished(), "its deadline unwound it while its read ran");
-            assert!(seen.borrow().is_none(), "its frame is gone while its read ran");
+            assert!(
+                !reader.is_finished(),
+                "its deadline unwound it while its read ran"
+            );
+            assert!(
+                seen.borrow().is_none(),
+                "its frame is gone while its read ran"
+            );
             fifo.write();
             // The read ended, after its deadline: `timeout` says so.
             assert!(reader.join().unwrap().is_err());

@@ -48,14 +48,22 @@ impl File {
     /// Opens the file at `path` for writing, creating it or truncating it
     /// (see [`std::fs::File::create`]).
     pub fn create<P: AsRef<Path>>(path: P) -> io::Result<File> {
-        OpenOptions::new().write(true).create(true).truncate(true).open(path)
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
     }
 
     /// Creates a new file at `path` for reading and writing, failing with
     /// [`ErrorKind::AlreadyExists`](io::ErrorKind::AlreadyExists) if there is
     /// one (see [`std::fs::File::create_new`]).
     pub fn create_new<P: AsRef<Path>>(path: P) -> io::Result<File> {
-        OpenOptions::new().read(true).write(true).create_new(true).open(path)
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
     }
 
     /// Options to open a file with (see [`OpenOptions`]).

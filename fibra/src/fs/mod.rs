@@ -7,13 +7,13 @@
 //! call borrows what the caller passed — the path, the buffer — rather than
 //! copying it: [`File::read`](std::io::Read::read) reads straight into the
 //! caller's buffer. Each call is one hop to the pool and back, whatever it
-//! does there: [`read`], [`read_to_string`] and [`write`] open, read or
+//! does there: [`read`], [`read_to_string`] and [`write()`] open, read or
 //! write, and close in one; [`read_dir`] lists a directory in batches of
 //! entries, not a hop per entry; `read_to_end`, `read_exact` and `write_all`
 //! on a [`File`] loop on the pool, not one hop per piece. A hop costs
 //! microseconds, far more than a small `read(2)` from the page cache: read
 //! and write a `File` in large pieces (a [`std::io::BufReader`] or
-//! [`std::io::BufWriter`] around it), or use [`read`] and [`write`] for a
+//! [`std::io::BufWriter`] around it), or use [`read`] and [`write()`] for a
 //! whole file.
 //!
 //! ```

@@ -638,7 +638,9 @@ impl Scheduler {
     /// Whether the caller can park the running green thread: a green thread
     /// runs, and this code runs on its own stack.
     pub(crate) fn can_park_here(&self) -> bool {
-        self.running.get().is_some_and(|task| self.on_own_stack(task))
+        self.running
+            .get()
+            .is_some_and(|task| self.on_own_stack(task))
     }
 
     /// Takes deadline `id` of `task` out of force.
