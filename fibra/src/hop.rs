@@ -45,6 +45,9 @@ where
     let Some(scheduler) = scheduler::try_current().filter(|s| s.can_park_here()) else {
         return f();
     };
+    // A cancel or a passed deadline owed already is taken here, as any wait
+    // of fibra's takes it, before the work starts.
+    scheduler.unwind_if_owed();
     let mut work = Work {
         f: Some(f),
         outcome: None,
