@@ -107,12 +107,16 @@ impl Pool {
                 .name("fibra-blocking".into())
                 .spawn(move || self.serve());
             if spawned.is_err() {
-                // No new thread: the queued job waits for a running one.
+                // No new thread: the queued job waits for a running one. With
+                // none, it is dropped unrun (outside the lock: its drop may
+                // tell its owner so), and the caller learns it by a panic.
                 state.threads -= 1;
-                assert!(
-                    state.threads > 0,
-                    "fibra: cannot start a thread for blocking work"
-                );
+                if state.threads == 0 {
+                    let unrun = state.queue.pop_back();
+                    drop(state);
+                    drop(unrun);
+                    panic!("fibra: cannot start a thread for blocking work");
+                }
             }
         }
     }

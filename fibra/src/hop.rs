@@ -17,9 +17,11 @@
 //!   a guard in it blocks the OS thread until the work has ended;
 //! - is not compacted: it lends (`Scheduler::lend`) for as long as it waits.
 //!
-//! A thread that is abandoned (under `panic = "abort"`, or at the end of a
-//! runtime) leaks its stack, which stays mapped: the work writes into memory
-//! nobody else uses.
+//! The job says it has ended when its closure is dropped, after running or
+//! unrun (when the pool can start no thread for it); only then may the
+//! thread leave the frame. A thread that is abandoned (under
+//! `panic = "abort"`, or at the end of a runtime) leaks its stack, which
+//! stays mapped: the work writes into memory nobody else uses.
 
 use crate::blocking::{Job, pool};
 use crate::runtime::{Unparker, WaitReason, scheduler};
@@ -121,15 +123,15 @@ impl Lent {
         }
     }
 
-    /// The job for the pool: runs the work, says so in `ended`, then wakes
-    /// the green thread with `unparker`.
+    /// The job for the pool: runs the work; then (or if the job is dropped
+    /// unrun) says so in `ended` and wakes the green thread with `unparker`.
     fn into_job(self, ended: Arc<Ended>, unparker: Unparker) -> Job {
+        let end = EndOnDrop { ended, unparker };
         Box::new(move || {
             self.run();
-            // The last touch of the lent frame was in `run`: from here on,
-            // the green thread may leave it.
-            ended.finish();
-            unparker.unpark();
+            // The last touch of the lent frame was in `run`: `end`, dropped
+            // now, lets the green thread leave it.
+            drop(end);
         })
     }
 
@@ -212,6 +214,21 @@ impl Ended {
         while !self.is_done() {
             thread::park();
         }
+    }
+}
+
+/// Ends a job when dropped: after it has run, or with it if it is dropped
+/// unrun (the pool could start no thread for it). Either way nothing touches
+/// the lent frame after this.
+struct EndOnDrop {
+    ended: Arc<Ended>,
+    unparker: Unparker,
+}
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        self.ended.finish();
+        self.unparker.unpark();
     }
 }
 
