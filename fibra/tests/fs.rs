@@ -116,6 +116,13 @@ fn every_function(dir: &Path) {
         ErrorKind::InvalidData
     );
 
+    let mut names: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["file", "hard", "latin1", "link", "renamed", "sub"]);
+
     fs::remove_dir_all(dir.join("sub")).unwrap();
     fs::remove_file(&link).unwrap();
     assert!(!fs::try_exists(dir.join("sub")).unwrap());
