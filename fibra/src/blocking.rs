@@ -66,9 +66,11 @@ where
     }
 }
 
-type Job = Box<dyn FnOnce() + Send>;
+/// Work for a pool thread: it must not panic (the pool's callers catch
+/// what their closures throw).
+pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
-struct Pool {
+pub(crate) struct Pool {
     state: Mutex<PoolState>,
     work: Condvar,
 }
@@ -80,7 +82,9 @@ struct PoolState {
     idle: usize,
 }
 
-fn pool() -> &'static Pool {
+/// The pool of OS threads that runs blocking work (also fibra's file doors:
+/// see `hop`).
+pub(crate) fn pool() -> &'static Pool {
     static POOL: OnceLock<Pool> = OnceLock::new();
     POOL.get_or_init(|| Pool {
         state: Mutex::new(PoolState::default()),
@@ -89,7 +93,8 @@ fn pool() -> &'static Pool {
 }
 
 impl Pool {
-    fn submit(&'static self, job: Job) {
+    /// Queues `job`, waking an idle pool thread or starting one.
+    pub(crate) fn submit(&'static self, job: Job) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.queue.push_back(job);
         if state.idle > 0 {
@@ -102,12 +107,16 @@ impl Pool {
                 .name("fibra-blocking".into())
                 .spawn(move || self.serve());
             if spawned.is_err() {
-                // No new thread: the queued job waits for a running one.
+                // No new thread: the queued job waits for a running one. With
+                // none, it is dropped unrun (outside the lock: its drop may
+                // tell its owner so), and the caller learns it by a panic.
                 state.threads -= 1;
-                assert!(
-                    state.threads > 0,
-                    "fibra: cannot start a thread for blocking work"
-                );
+                if state.threads == 0 {
+                    let unrun = state.queue.pop_back();
+                    drop(state);
+                    drop(unrun);
+                    panic!("fibra: cannot start a thread for blocking work");
+                }
             }
         }
     }

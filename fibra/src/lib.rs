@@ -69,8 +69,9 @@
 //! | what the green thread calls | how | what waits meanwhile |
 //! |---|---|---|
 //! | sockets, timers, locks, channels, other green threads, Ractors | fibra's own: [`net`], [`time`], [`sync`], [`JoinHandle::join`], [`ractor`] | only the calling green thread |
+//! | files and directories | [`fs`]: `std::fs`'s functions and a [`File`](fs::File); each call hops to the blocking pool with the caller's path and buffer lent, not copied | only the calling green thread; the call holds a pool thread |
 //! | a child process, a host name | [`process`] (`Command::output`, `Child::wait`, the child's pipes); [`net::lookup_host`], which fibra's sockets call for a name | only the calling green thread; a child's exit comes through a pidfd in the reactor (Linux 5.3 and later; elsewhere a pool thread waits for it), a name is resolved on the [`blocking`] pool (a numeric address is parsed in place) |
-//! | a blocking library (a sync database driver, a C library), `std::fs`, a long computation | [`blocking`]`(\|\| …)`: the closure runs on a pool of OS threads | only the calling green thread; the work holds a pool thread |
+//! | a blocking library (a sync database driver, a C library), a long computation | [`blocking`]`(\|\| …)`: the closure runs on a pool of OS threads | only the calling green thread; the work holds a pool thread |
 //! | a `Future` woken by whatever it waits for: a channel (`futures`' or `tokio::sync`'s), another OS thread, a timer of its own | [`block_on`]`(future)` | only the calling green thread |
 //! | a `Future` that needs tokio's reactor or timers: `tokio::net`, `tokio::time`, hyper's client, reqwest, sqlx, tonic | `fibra::tokio::block_on(future)`, with the cargo feature `tokio`: the future's sockets, timers and tasks belong to the program's tokio runtime, or a background one started on first use | only the calling green thread |
 //! | a computation to spread over the cores | a [`Ractor`](ractor::Ractor) per piece of it | nothing: Ractors run on worker threads of their own |
@@ -90,6 +91,12 @@
 //! and Ractor messaging park only the green thread that waits, and the
 //! reactor wakes it when its socket, timer or message is ready. This is the
 //! cheapest door: no other OS thread is involved.
+//!
+//! **Files: [`fs`].** The kernel offers no readiness for files, so each call
+//! of [`fs`] runs on the blocking pool while the calling green thread parks —
+//! but unlike [`blocking`], whose closure is `'static`, it lends the caller's
+//! path and buffer to the pool thread instead of copying them, and does a
+//! whole `read`, `write` or `read_to_end` (open, IO, close) in one hop.
 //!
 //! **Blocking libraries: [`blocking`].** What cannot be made non-blocking is
 //! run on a pool of OS threads while the calling green thread parks: a
@@ -182,7 +189,9 @@
 //! what to use instead:
 //!
 //! - `std::thread::sleep` — [`time::sleep`].
-//! - `std::net` sockets — [`net`]; `std::fs`, reading stdin — [`blocking`].
+//! - `std::net` sockets — [`net`]; reading stdin — [`blocking`].
+//! - `std::fs` — [`fs`]: the same functions and a [`File`](fs::File), which
+//!   park only the calling green thread.
 //! - `std::process` (`Command::output`, `status`, `Child::wait`, reading a
 //!   child's pipes) — [`process`].
 //! - `std::net::ToSocketAddrs::to_socket_addrs` given a host name, which asks
@@ -221,6 +230,7 @@
 //! | **The panic strategy is defined.** fibra needs `panic = "unwind"` to unwind fibers; under `panic = "abort"` a dropped suspended fiber is leaked and a cancelled green thread abandoned (never resumed, its destructors not run), and nothing aborts. | `cfg!(panic = "abort")` in `Fiber::drop` and the scheduler | `checks/panic-abort`, run in CI with that profile |
 //! | **Nothing touches a compacted stack.** A parked green thread is compacted (its stack moved to the heap, its pages given back) only if it lends nothing: nobody but the thread itself may read or write its stack until it runs again, and its bytes are back at the same addresses before it does. | the scheduler restores before its only two switches into a parked thread (`run_task`, a dump's trace) and before a task is dropped; fibra's wait records are on the heap and what it hands across is `'static`; what fibra lends itself — a future pinned on the stack by [`block_on`] (or `fibra::tokio::block_on`), which may be registered with whatever wakes it, and a [`scope`]'s frame, which its threads borrow — marks the thread as lending for as long as `block_on` (or `scope`) runs, parks inside the future's poll included, and the sweep checks that mark when it compacts, on a park it names by number, not time; what fibra cannot see — a green thread lending its stack to another OS thread (`std::thread::scope`, a future polled by the program's own executor that parks with `runtime::park`) across a park outside `block_on` — is the contract of the `unsafe` [`runtime::Builder::compact_parked_after`], which is off by default (the audit: [`runtime`'s Compaction docs](runtime#compaction)) | `tests/compaction.rs` (every wait, random wake orders, wakes from another OS thread, cancellation, deep and empty stacks, a panic after a restore, dumps, tokio timers pinned under `block_on` around and inside its parks), also under valgrind memcheck and ThreadSanitizer; `tests/scope.rs` (a scope's thread, whose threads write into its stack, is not compacted while every other thread is); `stack::compact`'s unit test under Miri |
 //! | **A lock-free queue gives each slot or node to one thread at a time.** The runtime's remote ring: a slot's value is written by the one producer whose compare-and-swap claimed its position and read by the one consumer that claimed it after seeing the producer's release. A Ractor's mailbox: a slot is written by the one sender whose compare-and-swap on the tail claimed it and read by the one consumer — the body's `Context`, neither `Send` nor `Sync` — after that sender's release of its `ready` flag; only the consumer frees a block, once it has taken the block's last message (when every sender with a slot there is done with it); the receiver's waiter is written only when no waker may read it. A dump counts a mailbox's messages by walking its queue on the receiver's worker, from that worker's runtime, when the body is not inside a receive: the same one consumer, reading only. | sequence numbers per slot (`runtime/ring.rs`); `Mailbox::receive` and `Mailbox::queued` are `unsafe` with the single-consumer contract, which only `Context` and the worker's census (`ractor/census.rs`, called from the runtime's part of a dump) meet; the `WAITING`/`WAKERS` protocol of `ractor/mailbox.rs` | the model checker loom over the real code (`scripts/model-check.sh`: the ring and remote queue with the poller's sleep, the last `Unparker`'s drop, a wake racing a runtime's end, an errand (`Handle::spawn`) sent to a sleeping runtime or racing its end, `block_on`'s waker, the mailbox's send/close wakes); Miri (`scripts/miri.sh`) on the ring's and the mailbox's unit tests; `tests/cross_thread.rs` (`sleeping_receivers_never_miss_a_wake`) under ThreadSanitizer and valgrind; a `compile_fail` example on `Context`; the mailbox's `queued_is_sound_while_senders_send` under Miri, and `tests/observe.rs` (a dump while messages pile up) under valgrind |
+//! | **A lent frame outlives the work that borrows it.** A file call of [`fs`] lends the calling green thread's path and buffer (on its stack, or borrowed from there) to a pool thread, which reads or writes them while the green thread is parked; nothing else touches them meanwhile. | `hop.rs`: the thread parks until the job says it has ended, whatever wakes it; those parks never unwind, so a cancel or a passed deadline is delivered only after the job has ended; an unwind that leaves the frame all the same (its fiber dropped with its runtime) blocks the OS thread in a guard until the job has ended; the thread lends (`Scheduler::lend`) while it waits, so it is never compacted; an abandoned thread leaks its stack, which stays mapped; a call from a fiber that the thread resumed (which cannot park it) runs in place, lending nothing | `tests/fs.rs` (a cancel and a `timeout` while a read into a stack buffer waits on a FIFO, the thread compacted around it by `compact_parked_after`), also under ThreadSanitizer; the model checker on the job's end (`hop.rs`) |
 //! | **A switch keeps what the ABI requires.** Callee-saved registers are saved or declared clobbered; an `asm!` block claims only the options it keeps (the valgrind request clobbers the flags). | `arch/x86_64.rs`, `arch/aarch64.rs` | the fiber tests (`callee_saved_fp_registers_survive_switches` for d8–d15), under valgrind memcheck (`scripts/memcheck.sh`) and ThreadSanitizer (`scripts/tsan.sh`) on x86_64, and under qemu-user on aarch64 (`scripts/test-aarch64.sh`) |
 //! | **A runtime's threads are read only on its own OS thread.** A dump never reads a green thread's stack or the task table from another OS thread, where that runtime may resume the thread meanwhile. | [`runtime::dump`] asks each runtime and waits for its answer (or reports it busy); the runtime describes itself from its own loop, resuming each suspended thread so that the thread traces its own stack and suspends again without leaving its park site; a signal handler only writes one byte to a pipe (async-signal-safe), and the dump is made by a thread of its own | `tests/observe.rs` (dumps from a plain OS thread, from a green thread, of a busy runtime, of 100,000 threads; on a signal), under valgrind memcheck |
 //!
@@ -260,11 +270,11 @@
 //! Bottom up, each using only those below: `arch` (the context switch, one file
 //! per CPU), `stack` (guarded stacks and their pool), [`fiber`] and
 //! [`generator`] (the typed, safe API), [`runtime`] (scheduler, timers, IO
-//! reactor, cross-thread wake), [`time`], [`net`], [`process`], [`sync`] and
+//! reactor, cross-thread wake), [`time`], [`net`], [`process`], [`fs`], [`sync`] and
 //! [`blocking`], then [`ractor`]. Every `unsafe` block lives in the first three, in the
-//! runtime's lock-free wake ring or in a Ractor's lock-free mailbox (and the
-//! `Context` calls into it), or is a system call without a safe wrapper
-//! (a child's pidfd, `waitid`), and says
+//! runtime's lock-free wake ring, in a Ractor's lock-free mailbox (and the
+//! `Context` calls into it), in the borrowing hop of [`fs`] (`hop.rs`), or is
+//! a system call without a safe wrapper (a child's pidfd, `waitid`), and says
 //! why it holds.
 
 #![warn(missing_docs)]
@@ -274,7 +284,9 @@ mod arch;
 mod block_on;
 mod blocking;
 pub mod fiber;
+pub mod fs;
 pub mod generator;
+mod hop;
 pub mod net;
 pub mod process;
 pub mod ractor;

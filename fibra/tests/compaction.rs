@@ -25,6 +25,9 @@ use std::time::Duration;
 mod hang;
 use hang::without_hanging;
 
+#[path = "support/fifo.rs"]
+mod fifo;
+
 /// A runtime that compacts every parked thread at the end of each round.
 fn compacting() -> Builder {
     // SAFETY: no green thread of these tests lends its stack to another OS
@@ -546,5 +549,50 @@ fn a_thread_is_compacted_again_once_its_block_on_has_ended() {
         assert_eq!(compacted_now(), 1);
         thread.cancel();
         assert!(thread.join().is_err());
+    });
+}
+
+/// A thread in a file call of `fibra::fs` lends the buffer it reads into, on
+/// its stack, to the pool thread that reads: it is never compacted while the
+/// call runs, and is again once it has returned.
+#[test]
+fn a_thread_in_a_file_call_is_never_compacted() {
+    without_hanging("a read from a FIFO in a compacting runtime", || {
+        let fifo = fifo::Fifo::new("compaction", b"compacted? never");
+        let path = fifo.path.clone();
+        compacting().run(move || {
+            let reading = Rc::new(Cell::new(false));
+            let reader = {
+                let reading = reading.clone();
+                fibra::spawn(move || {
+                    let mut file = fibra::fs::File::open(&path).unwrap();
+                    let read = across(17, || {
+                        let mut buf = [0u8; 16];
+                        reading.set(true);
+                        file.read_exact(&mut buf).unwrap();
+                        buf
+                    });
+                    assert_eq!(&read, b"compacted? never");
+                    // Parked again, lending nothing now.
+                    loop {
+                        runtime::park();
+                    }
+                })
+            };
+            let (parked, unparker) = parker(18, 1);
+            while !reading.get() {
+                runtime::yield_now();
+            }
+            rounds(3);
+            assert_eq!(compacted_now(), 1, "only the plain park is compacted");
+            fifo.write();
+            while compacted_now() < 2 {
+                rounds(1);
+            }
+            unparker.unpark();
+            parked.join().unwrap();
+            reader.cancel();
+            assert!(matches!(reader.join(), Err(JoinError::Cancelled)));
+        });
     });
 }

@@ -8,6 +8,7 @@ mod e3;
 mod e4;
 mod echo;
 mod fanin;
+mod fs;
 mod green_local;
 mod limits;
 mod may_child;
@@ -63,6 +64,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
     scale::EXPERIMENT,
     park::EXPERIMENT,
     green_local::EXPERIMENT,
+    fs::EXPERIMENT,
 ];
 
 /// The experiment called `name`.

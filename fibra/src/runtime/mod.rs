@@ -209,8 +209,8 @@
 pub(crate) mod deadline;
 mod dump;
 mod dump_signal;
-mod handle;
 mod green_local;
+mod handle;
 mod join;
 pub(crate) mod reactor;
 mod registry;
@@ -236,9 +236,9 @@ pub use dump::{
 };
 pub(crate) use dump::{DescribeRactors, RawRactor};
 pub use dump_signal::dump_on_signal;
-pub use handle::{Handle, SpawnError, handle};
 pub(crate) use green_local::run_thread;
 pub use green_local::{AccessError, LocalKey};
+pub use handle::{Handle, SpawnError, handle};
 pub(crate) use join::spawn_detached;
 pub use join::{JoinError, JoinHandle, spawn};
 pub use remote::Unparker;

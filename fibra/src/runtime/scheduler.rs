@@ -519,22 +519,41 @@ impl Scheduler {
     /// from a fiber that the green thread resumed (it cannot suspend the thread
     /// from another stack).
     pub(crate) fn park_on(&self, wait: WaitReason) {
-        self.suspend_running(State::Parked, wait);
+        self.suspend_running(State::Parked, wait, true);
+    }
+
+    /// Parks the running green thread like [`park_on`](Self::park_on), but
+    /// never unwinds it: a cancel or a passed deadline stays owed until
+    /// [`unwind_if_owed`](Self::unwind_if_owed). For a thread whose stack
+    /// work on another OS thread borrows (`hop`), which must not be unwound
+    /// before that work has ended.
+    pub(crate) fn park_uninterruptible(&self, wait: WaitReason) {
+        self.suspend_running(State::Parked, wait, false);
+    }
+
+    /// Starts the unwind that the running thread owes, if any (its cancel,
+    /// or a passed deadline): what its [`park_uninterruptible`](Self::park_uninterruptible)s held back.
+    pub(crate) fn unwind_if_owed(&self) {
+        let task = self.running();
+        if self.may_owe_unwind(task) {
+            self.interrupt(task);
+        }
     }
 
     /// Puts the running green thread at the back of the run queue.
     pub(crate) fn yield_now(&self) {
-        self.suspend_running(State::Runnable, WaitReason::Park);
+        self.suspend_running(State::Runnable, WaitReason::Park, true);
     }
 
     /// Suspends the running thread in `state`. What it waits for (`wait`,
     /// unused for a yield) and since when stay here, on its stack, and are only
     /// read by a dump (which has the thread tell them): parking stores nothing
-    /// more than it did without dumps.
-    fn suspend_running(&self, state: State, wait: WaitReason) {
+    /// more than it did without dumps. An `interruptible` park delivers the
+    /// unwind the thread owes, and arms its deadline; any other leaves both.
+    fn suspend_running(&self, state: State, wait: WaitReason, interruptible: bool) {
         let since = self.clock.get();
         let task = self.running();
-        if self.may_owe_unwind(task) {
+        if interruptible && self.may_owe_unwind(task) {
             self.interrupt(task);
         }
         let fiber = {
@@ -543,7 +562,7 @@ impl Scheduler {
             if state == State::Parked && std::mem::take(&mut entry.notified) {
                 return;
             }
-            if state == State::Parked && !self.deadlines.borrow().is_empty() {
+            if interruptible && state == State::Parked && !self.deadlines.borrow().is_empty() {
                 self.arm_deadline(task);
             }
             entry.state = state;
@@ -580,7 +599,7 @@ impl Scheduler {
             let _ = fiber.suspend(());
         }
         drop(fiber);
-        if self.may_owe_unwind(task) {
+        if interruptible && self.may_owe_unwind(task) {
             self.interrupt(task);
         }
     }
@@ -685,6 +704,12 @@ impl Scheduler {
             .fiber()
             .stack_range()
             .contains(&here)
+    }
+
+    /// Whether the caller can park the running green thread: a green thread
+    /// runs, and this code runs on its own stack.
+    pub(crate) fn can_park_here(&self) -> bool {
+        self.is_running_a_thread() && self.on_own_stack()
     }
 
     /// Takes deadline `id` of `task` out of force.
