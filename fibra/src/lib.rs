@@ -73,6 +73,7 @@
 //! | a `Future` woken by whatever it waits for: a channel (`futures`' or `tokio::sync`'s), another OS thread, a timer of its own | [`block_on`]`(future)` | only the calling green thread |
 //! | a `Future` that needs tokio's reactor or timers: `tokio::net`, `tokio::time`, hyper's client, reqwest, sqlx, tonic | `fibra::tokio::block_on(future)`, with the cargo feature `tokio`: the future's sockets, timers and tasks belong to a background tokio runtime, started on first use | only the calling green thread |
 //! | a computation to spread over the cores | a [`Ractor`](ractor::Ractor) per piece of it | nothing: Ractors run on worker threads of their own |
+//! | another OS thread: a plain thread, a [`blocking`] job, a Ractor body, another runtime (each [`run`] on its own OS thread) | [`sync::Queue`], [`sync::SizedQueue`], [`sync::oneshot`], [`sync::watch`]: `Send + Sync`, usable on both sides at once | only the calling green thread (an OS thread on the other side blocks) |
 //!
 //! **fibra's own IO.** [`net`] (TCP, UDP), [`time`] (`sleep`, `timeout`),
 //! [`sync`] (`Mutex`, `Condvar`, channels, `Select`), joining a green thread

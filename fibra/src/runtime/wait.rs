@@ -33,6 +33,16 @@ pub enum WaitReason {
     Mutex,
     /// A green [`Condvar`](crate::sync::Condvar).
     Condvar,
+    /// A [`Queue`](crate::sync::Queue)'s (or
+    /// [`SizedQueue`](crate::sync::SizedQueue)'s) pop: it is empty.
+    QueuePop,
+    /// A [`SizedQueue`](crate::sync::SizedQueue)'s push: it is full.
+    QueuePush,
+    /// A [`oneshot`](crate::sync::oneshot) receive: nothing sent yet.
+    OneshotReceive,
+    /// A [`watch`](crate::sync::watch) receiver's
+    /// [`changed`](crate::sync::watch::Receiver::changed): no newer value yet.
+    WatchChanged,
     /// [`JoinHandle::join`](super::JoinHandle::join) of green thread `thread`.
     Join {
         /// The id of the thread it joins.
@@ -110,6 +120,10 @@ impl fmt::Display for Described<'_> {
             WaitReason::ChannelSelect => f.write_str("channel select"),
             WaitReason::Mutex => f.write_str("mutex lock"),
             WaitReason::Condvar => f.write_str("condvar wait"),
+            WaitReason::QueuePop => f.write_str("queue pop (queue empty)"),
+            WaitReason::QueuePush => f.write_str("sized queue push (queue full)"),
+            WaitReason::OneshotReceive => f.write_str("oneshot receive"),
+            WaitReason::WatchChanged => f.write_str("watch change"),
             WaitReason::Join { thread } => write!(f, "join of green thread #{thread}"),
             WaitReason::Blocking => f.write_str("the blocking pool"),
             WaitReason::BlockOn => f.write_str("block_on future"),
