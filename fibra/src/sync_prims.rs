@@ -21,17 +21,17 @@ pub(crate) use loom::sync::Mutex;
 #[cfg(fibra_loom)]
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, fence};
 #[cfg(fibra_loom)]
+pub(crate) use loom::sync::{RwLock, RwLockReadGuard};
+#[cfg(fibra_loom)]
 pub(crate) use loom::thread;
 #[cfg(not(fibra_loom))]
 pub(crate) use std::sync::Mutex;
 #[cfg(not(fibra_loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, fence};
 #[cfg(not(fibra_loom))]
-pub(crate) use std::thread;
-#[cfg(fibra_loom)]
-pub(crate) use loom::sync::{RwLock, RwLockReadGuard};
-#[cfg(not(fibra_loom))]
 pub(crate) use std::sync::{RwLock, RwLockReadGuard};
+#[cfg(not(fibra_loom))]
+pub(crate) use std::thread;
 
 /// Blocks the calling OS thread until it is unparked, `timeout` has passed,
 /// or spuriously (`std::thread::park_timeout`).

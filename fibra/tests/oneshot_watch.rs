@@ -165,7 +165,11 @@ fn has_changed_borrow_and_update_and_subscribe() {
     assert_eq!(*rx.borrow_and_update(), "ab");
     assert_eq!(rx.has_changed(), Ok(false));
     let late = tx.subscribe();
-    assert_eq!(late.has_changed(), Ok(false), "a new receiver has seen the value");
+    assert_eq!(
+        late.has_changed(),
+        Ok(false),
+        "a new receiver has seen the value"
+    );
     assert_eq!(tx.receiver_count(), 2);
     let copy = rx.clone();
     assert_eq!(tx.receiver_count(), 3);

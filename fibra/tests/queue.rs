@@ -327,7 +327,10 @@ fn a_dump_names_a_queue_wait() {
             ),
             "{dump}"
         );
-        assert!(dump.to_string().contains("queue pop (queue empty)"), "{dump}");
+        assert!(
+            dump.to_string().contains("queue pop (queue empty)"),
+            "{dump}"
+        );
         queue.close();
         assert_eq!(waiting.join().unwrap(), None);
     });
@@ -380,9 +383,7 @@ fn an_os_thread_and_a_blocking_job_feed_a_green_thread_while_a_ticker_ticks() {
             };
             let job = {
                 let (queue, ticks) = (queue.clone(), ticks.clone());
-                spawn(move || {
-                    blocking(move || feed_between_ticks(&queue, &ticks, EACH..2 * EACH))
-                })
+                spawn(move || blocking(move || feed_between_ticks(&queue, &ticks, EACH..2 * EACH)))
             };
             let mut got: Vec<usize> = (0..2 * EACH).map(|_| queue.pop().unwrap()).collect();
             stop.store(true, Ordering::Release);

@@ -12,6 +12,7 @@ mod limits;
 mod may_child;
 mod park;
 mod pingpong;
+mod queue;
 mod rates;
 mod scale;
 mod servers;
@@ -61,6 +62,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
     fanin::EXPERIMENT,
     scale::EXPERIMENT,
     park::EXPERIMENT,
+    queue::EXPERIMENT,
 ];
 
 /// The experiment called `name`.
