@@ -131,9 +131,7 @@ impl<T> Shared<T> {
             }
             state.enqueue(Side::Push, Some(item))
         };
-        let waiting = Waiting::new(self, Side::Push, key);
-        waiter::wait_until(WaitReason::QueuePush, deadline, || waiting.settled());
-        match waiting.leave() {
+        match Waiting::new(self, Side::Push, key).wait(WaitReason::QueuePush, deadline) {
             (Verdict::Done, _) => Ok(()),
             (verdict, item) => {
                 let stop = match verdict {
@@ -167,9 +165,7 @@ impl<T> Shared<T> {
             }
             state.enqueue(Side::Pop, None)
         };
-        let waiting = Waiting::new(self, Side::Pop, key);
-        waiter::wait_until(WaitReason::QueuePop, deadline, || waiting.settled());
-        match waiting.leave() {
+        match Waiting::new(self, Side::Pop, key).wait(WaitReason::QueuePop, deadline) {
             (Verdict::Done, item) => Ok(item.expect("an item handed to a popper")),
             (Verdict::Closed, _) => Err(Stop::Closed),
             (Verdict::Waiting, _) => Err(Stop::Nothing),
@@ -346,9 +342,9 @@ fn passed(deadline: Option<Instant>) -> bool {
 }
 
 /// A waiting thread's entry, from when it is queued until the thread stops
-/// waiting: [`leave`](Waiting::leave) on the way out of an ordinary wait;
-/// dropped instead — the thread unwinds out of its park — it gives away
-/// what it was handed (see the module docs).
+/// waiting: removed by [`wait`](Waiting::wait) when the wait ends; dropped
+/// instead — the thread unwinds out of its park — it gives away what it was
+/// handed (see the module docs).
 struct Waiting<'a, T> {
     shared: &'a Shared<T>,
     side: Side,
@@ -360,18 +356,30 @@ impl<'a, T> Waiting<'a, T> {
         Waiting { shared, side, key }
     }
 
-    /// Whether the entry is settled (the wait is over).
-    fn settled(&self) -> bool {
-        let mut state = self.shared.lock();
-        state.list(self.side).get(self.key).verdict != Verdict::Waiting
-    }
-
-    /// Removes the entry and says how it was settled (`Waiting`: it was not,
-    /// the deadline passed), with its item.
-    fn leave(self) -> (Verdict, Option<T>) {
-        let outcome = self.shared.lock().remove(self.side, self.key);
+    /// Waits until the entry is settled, or `deadline` passes; removes it,
+    /// and says how it was settled (`Waiting`: it was not, the deadline
+    /// passed), with its item.
+    fn wait(self, reason: WaitReason, deadline: Option<Instant>) -> (Verdict, Option<T>) {
+        let mut outcome = None;
+        waiter::wait_until(reason, deadline, || {
+            outcome = self.take_outcome();
+            outcome.is_some()
+        });
+        // Settled (`take_outcome` removed the entry), or the deadline passed
+        // (the entry goes now; it may have been settled meanwhile).
+        let outcome = outcome.unwrap_or_else(|| self.shared.lock().remove(self.side, self.key));
         mem::forget(self);
         outcome
+    }
+
+    /// If the entry is settled, removes it and says how, with its item (one
+    /// lock for the look and the removal).
+    fn take_outcome(&self) -> Option<(Verdict, Option<T>)> {
+        let mut state = self.shared.lock();
+        if state.list(self.side).get(self.key).verdict == Verdict::Waiting {
+            return None;
+        }
+        Some(state.remove(self.side, self.key))
     }
 }
 
