@@ -3,8 +3,9 @@
 //! [`SizedQueue`], [`oneshot`] and [`watch`] (see [below](#runtime-local-and-cross-thread)).
 //!
 //! Waiting on any of them parks only the calling green thread; the others run
-//! meanwhile, and the OS thread never blocks. They serve the green threads of
-//! one runtime, which all run on one OS thread, so they are `!Sync` (channel
+//! meanwhile, and the OS thread never blocks. [`Mutex`], [`Condvar`] and the
+//! channels serve the green threads of one runtime, which all run on one OS
+//! thread, so they are `!Sync` (channel
 //! handles are `!Send` too): the compiler keeps them from being shared across
 //! OS threads. Share them between green threads with an [`Rc`](std::rc::Rc),
 //! or by moving clones into [`spawn`](crate::spawn)ed closures.
