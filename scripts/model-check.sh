@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The model checker over fibra's cross-thread wake paths: the runtime's remote
 # ring and queue, the sleeping handshake with the poller, the last Unparker's
-# drop, a wake racing the end of a runtime, and block_on's waker — the real
+# drop, a wake racing the end of a runtime, block_on's waker, a Ractor
+# mailbox's wake, and the wakes of sync::Queue/SizedQueue (push, pop, close),
+# sync::oneshot and sync::watch — the real
 # code, built with loom's atomics, lock and cell in place of std's
 # (`--cfg fibra_loom`, see fibra/src/sync_prims.rs). loom runs each model test
 # once per interleaving that the C11 memory model allows with at most 2

@@ -84,6 +84,7 @@
 //! inside it), and waits for it with the
 //! [`RemoteJoinHandle`](runtime::RemoteJoinHandle) it returns — joined
 //! (parking only a green thread, blocking an OS thread) or awaited.
+//! | another OS thread: a plain thread, a [`blocking`] job, a Ractor body, another runtime (each [`run`] on its own OS thread) | [`sync::Queue`], [`sync::SizedQueue`], [`sync::oneshot`], [`sync::watch`]: `Send + Sync`, usable on both sides at once | only the calling green thread (an OS thread on the other side blocks) |
 //!
 //! **fibra's own IO.** [`net`] (TCP, UDP), [`time`] (`sleep`, `timeout`),
 //! [`sync`] (`Mutex`, `Condvar`, channels, `Select`, `RwLock`, `Semaphore`,

@@ -1,7 +1,9 @@
 //! The atomics, lock, cell, spin and OS thread park of fibra's cross-thread
 //! wake paths — the runtime's remote ring and queue (`runtime/ring.rs`,
 //! `runtime/remote.rs`), and through them `block_on`'s waker; a Ractor
-//! mailbox's wake (`ractor/mailbox.rs`, `runtime/waiter.rs`) — in one place,
+//! mailbox's wake (`ractor/mailbox.rs`, `runtime/waiter.rs`); the
+//! cross-thread [`Queue`](crate::sync::Queue), `oneshot` and `watch`
+//! (`sync/queue/`, `sync/oneshot.rs`, `sync/watch.rs`) — in one place,
 //! so that the model
 //! checker can swap them: built with `--cfg fibra_loom`, they are
 //! [loom](https://docs.rs/loom)'s, and the model-check tests (`model_check`
@@ -19,13 +21,31 @@ pub(crate) use loom::sync::Mutex;
 #[cfg(fibra_loom)]
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, fence};
 #[cfg(fibra_loom)]
+pub(crate) use loom::sync::{RwLock, RwLockReadGuard};
+#[cfg(fibra_loom)]
 pub(crate) use loom::thread;
 #[cfg(not(fibra_loom))]
 pub(crate) use std::sync::Mutex;
 #[cfg(not(fibra_loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, fence};
 #[cfg(not(fibra_loom))]
+pub(crate) use std::sync::{RwLock, RwLockReadGuard};
+#[cfg(not(fibra_loom))]
 pub(crate) use std::thread;
+
+/// Blocks the calling OS thread until it is unparked, `timeout` has passed,
+/// or spuriously (`std::thread::park_timeout`).
+#[cfg(not(fibra_loom))]
+pub(crate) fn park_timeout(timeout: std::time::Duration) {
+    std::thread::park_timeout(timeout);
+}
+
+/// loom has no clock, so a timed park is a spurious wake-up (a yield), which
+/// every caller allows for; the model tests wait without deadlines.
+#[cfg(fibra_loom)]
+pub(crate) fn park_timeout(_: std::time::Duration) {
+    loom::thread::yield_now();
+}
 
 /// crossbeam's `Backoff` for the model checker: a wait for another thread's
 /// few stores must let loom schedule that thread (a spin would explore

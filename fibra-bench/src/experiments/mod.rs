@@ -14,6 +14,7 @@ mod limits;
 mod may_child;
 mod park;
 mod pingpong;
+mod queue;
 mod rates;
 mod scale;
 mod servers;
@@ -65,6 +66,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
     park::EXPERIMENT,
     green_local::EXPERIMENT,
     fs::EXPERIMENT,
+    queue::EXPERIMENT,
 ];
 
 /// The experiment called `name`.

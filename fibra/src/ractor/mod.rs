@@ -276,7 +276,7 @@ mod future;
 mod mailbox;
 mod outbox;
 mod pool;
-mod waiters;
+pub(crate) mod waiters;
 
 pub use error::{Closed, RemoteError, SendError, TakeError};
 pub use future::{Join, Take};

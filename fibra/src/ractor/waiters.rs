@@ -1,5 +1,6 @@
 //! Who waits for a Ractor's next event — its next offer, its end — all woken
-//! at once when it comes.
+//! at once when it comes. (A [`watch`](crate::sync::watch) channel's next
+//! value is such an event too.)
 //!
 //! A waiter may look many times before the event (a thread woken
 //! spuriously, a future polled again) and may stop waiting without it (a
@@ -17,7 +18,7 @@ use std::ops::Deref;
 use std::task::Waker;
 
 #[derive(Default)]
-pub(super) struct Waiters {
+pub(crate) struct Waiters {
     entries: Slab<Waiter>,
     /// Bumped each time the entries are taken to be woken: a registration made
     /// in an earlier round is gone, and its key may be another's now.
@@ -26,14 +27,14 @@ pub(super) struct Waiters {
 
 /// A future's entry in [`Waiters`], valid until the next wake.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Registration {
+pub(crate) struct Registration {
     key: usize,
     round: u64,
 }
 
 /// What keeps [`Waiters`] behind its lock: an outbox (its takers), an outcome
 /// (its joiners).
-pub(super) trait Watched {
+pub(crate) trait Watched {
     /// Removes the entry of a waiter that stops waiting, if the event has not
     /// taken it already.
     fn forget(&self, registration: Registration);
@@ -45,13 +46,13 @@ pub(super) trait Watched {
 /// dropped — it has its outcome, or gave up, or unwinds — it removes the
 /// entry that the event has not taken yet. So a Ractor that offers nothing,
 /// or never ends, keeps no entry of a waiter that went away.
-pub(super) struct Place<P: Deref<Target: Watched>> {
+pub(crate) struct Place<P: Deref<Target: Watched>> {
     watched: P,
     registration: Option<Registration>,
 }
 
 impl<P: Deref<Target: Watched>> Place<P> {
-    pub(super) fn new(watched: P) -> Place<P> {
+    pub(crate) fn new(watched: P) -> Place<P> {
         Place {
             watched,
             registration: None,
@@ -65,7 +66,7 @@ impl<P: Deref<Target: Watched>> Place<P> {
     /// Looks for the outcome with `look`, which registers the waiter with the
     /// registration it is given (kept from the last look, or made) when there
     /// is none yet.
-    pub(super) fn look<T>(
+    pub(crate) fn look<T>(
         &mut self,
         look: impl FnOnce(&P::Target, &mut Option<Registration>) -> Option<T>,
     ) -> Option<T> {
@@ -88,7 +89,7 @@ impl<P: Deref<Target: Watched>> Drop for Place<P> {
 }
 
 /// Waiters taken out to be woken, once the lock that guarded them is released.
-pub(super) struct Woken(Slab<Waiter>);
+pub(crate) struct Woken(Slab<Waiter>);
 
 impl Waiters {
     /// Makes sure the calling thread (green or not) is woken at the next
@@ -96,7 +97,7 @@ impl Waiters {
     /// one and records it there. A thread that waits on several Ractors at
     /// once (`select`) keeps one entry in each, and removes those left when
     /// it stops waiting.
-    pub(super) fn register_current(&mut self, registration: &mut Option<Registration>) {
+    pub(crate) fn register_current(&mut self, registration: &mut Option<Registration>) {
         self.entry(registration, Waiter::current);
     }
 
@@ -132,7 +133,7 @@ impl Waiters {
     }
 
     /// Removes a dropped future's entry, if the event has not taken it already.
-    pub(super) fn remove(&mut self, registration: Registration) {
+    pub(crate) fn remove(&mut self, registration: Registration) {
         if registration.round == self.round {
             self.entries.remove(registration.key);
         }
@@ -145,14 +146,14 @@ impl Waiters {
     }
 
     /// Takes every entry out, to be woken after the lock is released.
-    pub(super) fn take(&mut self) -> Woken {
+    pub(crate) fn take(&mut self) -> Woken {
         self.round += 1;
         Woken(std::mem::take(&mut self.entries))
     }
 }
 
 impl Woken {
-    pub(super) fn wake(&self) {
+    pub(crate) fn wake(&self) {
         self.0.iter().for_each(|(_, waiter)| waiter.wake());
     }
 }

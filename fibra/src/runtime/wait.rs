@@ -50,6 +50,16 @@ pub enum WaitReason {
     OnceCell,
     /// A [`broadcast`](crate::sync::broadcast) receive.
     BroadcastReceive,
+    /// A [`Queue`](crate::sync::Queue)'s (or
+    /// [`SizedQueue`](crate::sync::SizedQueue)'s) pop: it is empty.
+    QueuePop,
+    /// A [`SizedQueue`](crate::sync::SizedQueue)'s push: it is full.
+    QueuePush,
+    /// A [`oneshot`](crate::sync::oneshot) receive: nothing sent yet.
+    OneshotReceive,
+    /// A [`watch`](crate::sync::watch) receiver's
+    /// [`changed`](crate::sync::watch::Receiver::changed): no newer value yet.
+    WatchChanged,
     /// [`JoinHandle::join`](super::JoinHandle::join) of green thread `thread`.
     Join {
         /// The id of the thread it joins.
@@ -146,6 +156,10 @@ impl fmt::Display for Described<'_> {
             WaitReason::WaitGroup => f.write_str("wait group"),
             WaitReason::OnceCell => f.write_str("once cell (another thread initialises it)"),
             WaitReason::BroadcastReceive => f.write_str("broadcast receive"),
+            WaitReason::QueuePop => f.write_str("queue pop (queue empty)"),
+            WaitReason::QueuePush => f.write_str("sized queue push (queue full)"),
+            WaitReason::OneshotReceive => f.write_str("oneshot receive"),
+            WaitReason::WatchChanged => f.write_str("watch change"),
             WaitReason::Join { thread } => write!(f, "join of green thread #{thread}"),
             WaitReason::RemoteJoin => {
                 f.write_str("join of a green thread spawned through a Handle")

@@ -8,8 +8,9 @@
 use super::remote::Unparker;
 use super::scheduler;
 use super::wait::WaitReason;
-use crate::sync_prims::thread;
+use crate::sync_prims::{self, thread};
 use std::task::Waker;
+use std::time::Instant;
 
 /// Wakes one waiting thread, green or not, or an async task. `Send` and `Sync`.
 #[derive(Clone, Debug)]
@@ -46,7 +47,14 @@ impl Waiter {
 
     pub(crate) fn wake(&self) {
         match self {
-            Waiter::Green(unparker) => unparker.unpark(),
+            // A thread of the runtime running here goes straight into its
+            // run queue (a `Queue` between two green threads of one runtime);
+            // one of another runtime through that runtime's remote queue.
+            Waiter::Green(unparker) => {
+                if !scheduler::wake_if_local(unparker) {
+                    unparker.unpark();
+                }
+            }
             Waiter::Os(thread) => thread.unpark(),
             Waiter::Task(waker) => waker.wake_by_ref(),
         }
@@ -60,5 +68,51 @@ pub(crate) fn wait(reason: WaitReason) {
     match scheduler::try_current() {
         Some(scheduler) if scheduler.is_running_a_thread() => scheduler.park_on(reason),
         _ => thread::park(),
+    }
+}
+
+/// Waits as [`wait`] does, until `ready` returns true (it is asked first, then
+/// after each wake, spurious ones included) or `deadline` passes; returns
+/// whether `ready` did. A green thread arms one timer for the whole wait
+/// (dropped with it, on every path out, unwinding included); an OS thread
+/// parks with a timeout. `ready` is asked once more after a wake at the
+/// deadline, so an outcome that came with the deadline is not missed.
+pub(crate) fn wait_until(
+    reason: WaitReason,
+    deadline: Option<Instant>,
+    mut ready: impl FnMut() -> bool,
+) -> bool {
+    if ready() {
+        return true;
+    }
+    let passed = |now: Instant| deadline.is_some_and(|deadline| now >= deadline);
+    match scheduler::try_current() {
+        Some(scheduler) if scheduler.is_running_a_thread() => {
+            let _timer = deadline.map(|deadline| scheduler.arm_timer(deadline));
+            loop {
+                if passed(Instant::now()) {
+                    return false;
+                }
+                scheduler.park_on(reason);
+                if ready() {
+                    return true;
+                }
+            }
+        }
+        _ => loop {
+            match deadline {
+                None => thread::park(),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if passed(now) {
+                        return false;
+                    }
+                    sync_prims::park_timeout(deadline - now);
+                }
+            }
+            if ready() {
+                return true;
+            }
+        },
     }
 }

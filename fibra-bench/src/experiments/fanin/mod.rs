@@ -6,7 +6,7 @@
 //! schedulers (one per core), crossbeam with an OS thread per sender, may
 //! with a worker per core.
 
-mod crossbeam;
+pub(super) mod crossbeam;
 mod fibra;
 mod may;
 
@@ -57,18 +57,18 @@ pub struct Size {
 
 impl Size {
     /// Numbers each sender sends: 0, 1, … `each() − 1`.
-    fn each(self) -> u64 {
+    pub(super) fn each(self) -> u64 {
         self.messages / self.senders.max(1)
     }
 
     /// Messages the receiver gets.
-    fn total(self) -> u64 {
+    pub(super) fn total(self) -> u64 {
         self.each() * self.senders
     }
 }
 
 /// Checks the receiver's sum against what the senders sent.
-fn check_sum(size: Size, sum: u64) -> Result<(), String> {
+pub(super) fn check_sum(size: Size, sum: u64) -> Result<(), String> {
     let each = size.each();
     let expected = size.senders * (each * each.saturating_sub(1) / 2);
     match sum == expected {

@@ -8,7 +8,7 @@
 //! between two Ruby Ractors (the issue's own runtime); and against the
 //! hardware's floor, two OS threads bouncing a number through one atomic.
 
-mod crossbeam;
+pub(super) mod crossbeam;
 mod fibra;
 mod floor;
 mod may;
