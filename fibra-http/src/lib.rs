@@ -107,6 +107,7 @@
 
 #![warn(missing_docs)]
 
+mod bad_request;
 mod chunked;
 mod conn;
 mod connections;
@@ -117,6 +118,8 @@ mod handler;
 mod host;
 mod http_types;
 mod limits;
+mod params;
+mod pattern;
 mod request;
 mod response;
 mod router;
@@ -125,9 +128,12 @@ mod status;
 #[cfg(feature = "tls")]
 mod tls;
 mod transport;
+#[cfg(feature = "serde")]
+mod typed;
 mod version;
 
-pub use handler::Handler;
+pub use bad_request::BadRequest;
+pub use handler::{Accepts, Handler};
 pub use http;
 pub use http_types::{HttpHandler, http_handler};
 pub use limits::Limits;
