@@ -26,7 +26,7 @@ impl Request {
     /// assert_eq!((page.n, page.size), (2, None));
     ///
     /// let bad = Request::from(http::Request::get("/todos?n=two").body(Vec::new())?);
-    /// let refused = bad.query_as::<Page>().unwrap_err();
+    /// let refused = bad.query_as::<Page>().err().expect("a refusal");
     /// assert_eq!(refused.reason(), "invalid query: invalid digit found in string");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
