@@ -9,9 +9,9 @@ use std::fmt;
 /// function returning `Result<Response, BadRequest>` and answers
 /// `.unwrap_or_else(Response::from)`.
 ///
-/// With the `serde` feature, [`Request::json`](crate::Request::json) and
-/// [`Request::query_as`](crate::Request::query_as) return one for input that
-/// does not parse, with serde's description of what is wrong.
+/// With the `serde` feature, `Request::json` and `Request::query_as` return
+/// one for input that does not parse, with serde's description of what is
+/// wrong.
 ///
 /// ```
 /// use fibra_http::{BadRequest, Handler, Request, Response, Router};

@@ -1,8 +1,8 @@
 //! The connections one runtime serves, each in a green thread of its own,
 //! and how they end when the server shuts down.
 
-use crate::conn::{self, Watch};
 use crate::Handler;
+use crate::conn::{self, Watch};
 use crate::server::Shared;
 #[cfg(feature = "tls")]
 use crate::tls::TlsStream;

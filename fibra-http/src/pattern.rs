@@ -44,10 +44,7 @@ impl Pattern {
     /// that is not the last.
     pub(crate) fn parse(path: &str) -> Option<Pattern> {
         let parts = path.strip_prefix('/')?;
-        if !parts
-            .split('/')
-            .any(|part| part.starts_with([':', '*']))
-        {
+        if !parts.split('/').any(|part| part.starts_with([':', '*'])) {
             return None;
         }
         let mut segments = Vec::new();

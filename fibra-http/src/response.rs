@@ -147,7 +147,9 @@ impl Response {
             .with_body(body)
     }
 
-    /// `200 OK` with an `application/json` body.
+    /// `200 OK` with an `application/json` body (another status with
+    /// [`with_status`](Self::with_status); with the `serde` feature,
+    /// `Response::json_value` writes a value as JSON).
     pub fn json(body: impl Into<Body>) -> Response {
         Response::new(200)
             .with_header("content-type", "application/json")

@@ -163,7 +163,11 @@ impl<H: ?Sized + Handler> Router<H> {
         let method = method.to_string();
         match Pattern::parse(path) {
             None => {
-                if self.plain.iter().any(|r| r.method == method && r.path == path) {
+                if self
+                    .plain
+                    .iter()
+                    .any(|r| r.method == method && r.path == path)
+                {
                     panic!("fibra-http: two routes for {method} {path}");
                 }
                 self.plain.push(Route {
@@ -499,7 +503,11 @@ mod tests {
             body(&get(&router, "/api/users/ann")),
             "inner rest=users/ann user=ann"
         );
-        let request = Request::from(http::Request::get("/api/users/bo").body(Vec::new()).unwrap());
+        let request = Request::from(
+            http::Request::get("/api/users/bo")
+                .body(Vec::new())
+                .unwrap(),
+        );
         router.handle(&request);
         assert_eq!(request.param("user"), None);
         assert_eq!(request.param("rest"), None);

@@ -353,9 +353,7 @@ impl Server {
         });
         let listener = self.listener;
         match self.mode {
-            Mode::Threads => {
-                fibra::run(move || serve_threads(listener, shared, Box::new(make())))
-            }
+            Mode::Threads => fibra::run(move || serve_threads(listener, shared, Box::new(make()))),
             Mode::Ractors(count) => {
                 let make: Arc<MakeHandler> = Arc::new(move || Box::new(make()));
                 serve_ractors(listener, shared, count, make)

@@ -158,7 +158,10 @@ fn with_curl(addr: SocketAddr, steps: &[Step]) -> Vec<(u16, String)> {
         if let Some(body) = body {
             curl.args(["-H", "content-type: application/json", "--data", body]);
         }
-        curl.args(["--write-out", &format!("{}%{{http_code}}{}", MARK.0, MARK.1)]);
+        curl.args([
+            "--write-out",
+            &format!("{}%{{http_code}}{}", MARK.0, MARK.1),
+        ]);
         curl.arg(format!("http://{addr}{target}"));
     }
     let output = curl.output().expect("curl runs");
@@ -230,7 +233,11 @@ fn a_json_crud_api_answers_a_real_client() {
         ];
         assert_eq!(answers.len(), expected.len(), "{mode:?}: {answers:?}");
         for ((step, answer), expected) in steps.iter().zip(&answers).zip(expected) {
-            assert_eq!((answer.0, answer.1.as_str()), expected, "{mode:?}: {step:?}");
+            assert_eq!(
+                (answer.0, answer.1.as_str()),
+                expected,
+                "{mode:?}: {step:?}"
+            );
         }
     }
 }

@@ -32,13 +32,14 @@ fn router() -> Router {
         .get("/users/:user/todos/:id", says("user-todo"))
         .get("/files/*path", says("file"))
         .patch("/todos/:id", |request: &Request| {
-            Response::text(format!("patched {}\n", request.param("id").unwrap()))
-                .with_status(202)
+            Response::text(format!("patched {}\n", request.param("id").unwrap())).with_status(202)
         })
         .head("/report", |_: &Request| {
             Response::new(200).with_header("x-from", "head-route")
         })
-        .get("/report", |_: &Request| Response::text("the whole report\n"))
+        .get("/report", |_: &Request| {
+            Response::text("the whole report\n")
+        })
         .options("/todos", |_: &Request| {
             Response::new(204).with_header("allow", "GET, POST, OPTIONS")
         })
@@ -72,7 +73,11 @@ fn path_parameters_and_rest_reach_the_handler() {
             ("http://t/todos/8", "todo id=8"),
         ] {
             let reply = get(&mut client, target);
-            assert_eq!((reply.status, reply.body.as_slice()), (200, body.as_bytes()), "{target}");
+            assert_eq!(
+                (reply.status, reply.body.as_slice()),
+                (200, body.as_bytes()),
+                "{target}"
+            );
         }
         for target in ["/todos/", "/todos/7/x", "/files", "/users/ann/todos"] {
             assert_eq!(get(&mut client, target).status, 404, "{target}");
@@ -105,8 +110,14 @@ fn patch_head_options_and_with_status() {
         let mut client = server.client();
         client.send(b"PATCH /todos/5 HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n");
         let reply = client.response();
-        assert_eq!((reply.status, reply.body.as_slice()), (202, &b"patched 5\n"[..]));
-        assert_eq!(reply.header("content-type"), Some("text/plain; charset=utf-8"));
+        assert_eq!(
+            (reply.status, reply.body.as_slice()),
+            (202, &b"patched 5\n"[..])
+        );
+        assert_eq!(
+            reply.header("content-type"),
+            Some("text/plain; charset=utf-8")
+        );
 
         client.send(b"HEAD /report HTTP/1.1\r\nHost: t\r\n\r\n");
         let reply = client.head_response();
@@ -114,11 +125,17 @@ fn patch_head_options_and_with_status() {
         // A GET route with parameters answers HEAD too, without a body.
         client.send(b"HEAD /todos/9 HTTP/1.1\r\nHost: t\r\n\r\n");
         let reply = client.head_response();
-        assert_eq!((reply.status, reply.header("content-length")), (200, Some("9")));
+        assert_eq!(
+            (reply.status, reply.header("content-length")),
+            (200, Some("9"))
+        );
 
         client.send(b"OPTIONS /todos HTTP/1.1\r\nHost: t\r\n\r\n");
         let reply = client.response();
-        assert_eq!((reply.status, reply.header("allow")), (204, Some("GET, POST, OPTIONS")));
+        assert_eq!(
+            (reply.status, reply.header("allow")),
+            (204, Some("GET, POST, OPTIONS"))
+        );
         // `OPTIONS *` is still the router's, with every method routed.
         client.send(b"OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n");
         let reply = client.response();
@@ -129,8 +146,14 @@ fn patch_head_options_and_with_status() {
         // A method no route of the path has: 405, with the methods it has.
         client.send(b"DELETE /todos/5 HTTP/1.1\r\nHost: t\r\n\r\n");
         let reply = client.response();
-        assert_eq!((reply.status, reply.header("allow")), (405, Some("GET, HEAD, PATCH")));
-        assert_eq!(reply.header("content-type"), Some("text/plain; charset=utf-8"));
+        assert_eq!(
+            (reply.status, reply.header("allow")),
+            (405, Some("GET, HEAD, PATCH"))
+        );
+        assert_eq!(
+            reply.header("content-type"),
+            Some("text/plain; charset=utf-8")
+        );
         assert_eq!(get(&mut client, "/todos/new").status, 200, "still in step");
     }
 }
@@ -160,7 +183,11 @@ fn custom_not_found_and_method_not_allowed_handlers() {
         client.send(b"PUT /todos HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n");
         let reply = client.response();
         assert_eq!(reply.status, 405);
-        assert_eq!(reply.header("allow"), Some("GET, HEAD"), "the router adds it");
+        assert_eq!(
+            reply.header("allow"),
+            Some("GET, HEAD"),
+            "the router adds it"
+        );
         assert_eq!(reply.body, br#"{"error":"PUT not allowed"}"#);
         assert_eq!(get(&mut client, "/todos").body, b"[]");
     }
@@ -267,6 +294,10 @@ fn a_panic_in_the_factory_stops_the_server_with_it() {
             server.serve_with(|| -> Router<dyn Handler> { panic!("no configuration") })
         });
         let panic = serving.join().expect_err("serve_with panics");
-        assert_eq!(panic.downcast_ref::<&str>(), Some(&"no configuration"), "{mode:?}");
+        assert_eq!(
+            panic.downcast_ref::<&str>(),
+            Some(&"no configuration"),
+            "{mode:?}"
+        );
     }
 }
