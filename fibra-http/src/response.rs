@@ -351,6 +351,7 @@ impl fmt::Debug for Response {
 /// # Panics
 ///
 /// If it is not a three-digit code (100–999).
+#[inline]
 fn status_code(status: u16) -> StatusCode {
     match StatusCode::from_u16(status) {
         Ok(status) => status,

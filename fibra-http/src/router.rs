@@ -355,20 +355,65 @@ impl<H: ?Sized + Handler> Router<H> {
         self
     }
 
-    /// The handler of the most specific route of `method` that matches
-    /// `path`, and its pattern if it has one.
-    fn find(&self, method: &str, path: &str) -> Option<(&H, Option<&Pattern>)> {
-        if let Some(route) = self
-            .plain
-            .iter()
+    /// The route of `method` without parameters for `path`.
+    fn find_plain(&self, method: &str, path: &str) -> Option<&H> {
+        (self.plain.iter())
             .find(|r| r.method == method && r.path == path)
-        {
-            return Some((&*route.handler, None));
-        }
-        self.patterns
-            .iter()
+            .map(|route| &*route.handler)
+    }
+
+    /// The most specific route of `method` with parameters that matches
+    /// `path`.
+    fn find_pattern(&self, method: &str, path: &str) -> Option<(&H, &Pattern)> {
+        (self.patterns.iter())
             .find(|r| r.method == method && r.path.matches(path, &mut |_, _| {}))
-            .map(|route| (&*route.handler, Some(&route.path)))
+            .map(|route| (&*route.handler, &route.path))
+    }
+
+    /// Answers a request no route without parameters of its method took:
+    /// a route with parameters, `HEAD` by `GET`, or the router itself.
+    fn handle_rest(&self, request: &Request, method: &str, path: &str) -> Response {
+        let with_params = |(handler, pattern): (&H, &Pattern)| {
+            request.with_params(
+                |params| {
+                    pattern.matches(path, &mut |name, value| params.push(name, value));
+                },
+                || handler.handle(request),
+            )
+        };
+        if let Some(found) = self.find_pattern(method, path) {
+            return with_params(found);
+        }
+        if method == "HEAD" {
+            if let Some(handler) = self.find_plain("GET", path) {
+                return handler.handle(request);
+            }
+            if let Some(found) = self.find_pattern("GET", path) {
+                return with_params(found);
+            }
+        }
+        if (method, path) == ("OPTIONS", "*") {
+            // The server asked about itself (RFC 9110 §9.3.7): what it serves
+            // anywhere.
+            return Response::new(200).with_header("allow", self.allow(None));
+        }
+        match self.allow(Some(path)) {
+            allowed if allowed.is_empty() => match &self.not_found {
+                Some(handler) => handler.handle(request),
+                None => Response::text("not found\n").with_status(404),
+            },
+            allowed => {
+                let response = match &self.method_not_allowed {
+                    Some(handler) => handler.handle(request),
+                    None => Response::text("method not allowed\n").with_status(405),
+                };
+                if response.status() == 405 && response.header("allow").is_none() {
+                    response.with_header("allow", allowed)
+                } else {
+                    response
+                }
+            }
+        }
     }
 
     /// An `Allow` value: the methods of the routes matching `path` (every
@@ -399,42 +444,11 @@ impl<H: ?Sized + Handler> Router<H> {
 impl<H: ?Sized + Handler> Handler for Router<H> {
     fn handle(&self, request: &Request) -> Response {
         let (method, path) = (request.method(), request.path());
-        let found = self
-            .find(method, path)
-            .or_else(|| (method == "HEAD").then(|| self.find("GET", path)).flatten());
-        match found {
-            Some((handler, None)) => return handler.handle(request),
-            Some((handler, Some(pattern))) => {
-                return request.with_params(
-                    |params| {
-                        pattern.matches(path, &mut |name, value| params.push(name, value));
-                    },
-                    || handler.handle(request),
-                );
-            }
-            None => {}
-        }
-        if (method, path) == ("OPTIONS", "*") {
-            // The server asked about itself (RFC 9110 §9.3.7): what it serves
-            // anywhere.
-            return Response::new(200).with_header("allow", self.allow(None));
-        }
-        match self.allow(Some(path)) {
-            allowed if allowed.is_empty() => match &self.not_found {
-                Some(handler) => handler.handle(request),
-                None => Response::text("not found\n").with_status(404),
-            },
-            allowed => {
-                let response = match &self.method_not_allowed {
-                    Some(handler) => handler.handle(request),
-                    None => Response::text("method not allowed\n").with_status(405),
-                };
-                if response.status() == 405 && response.header("allow").is_none() {
-                    response.with_header("allow", allowed)
-                } else {
-                    response
-                }
-            }
+        // A plain path costs a comparison per route, as it would without
+        // parameters anywhere.
+        match self.find_plain(method, path) {
+            Some(handler) => handler.handle(request),
+            None => self.handle_rest(request, method, path),
         }
     }
 }
