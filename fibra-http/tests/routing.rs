@@ -277,7 +277,13 @@ fn a_fibra_lock_held_across_a_park_holds_up_no_other_connection() {
         let mut holder = server.client();
         holder.send(b"GET /hold HTTP/1.1\r\nHost: t\r\n\r\n");
         let mut other = server.client();
+        // A hang fails instead, after a generous wait.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
         while get(&mut other, "/holding").body != b"true" {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the lock was never taken"
+            );
             std::thread::yield_now();
         }
         assert_eq!(counted(&mut other).1, 1, "served while the lock is held");
