@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's tests, exactly as the README and CI run them: every crate's unit,
-# behaviour and doc tests; fibra-http's HTTPS tests (feature tls); fibra's tokio
+# behaviour and doc tests; fibra-http's HTTPS tests (feature tls) and its JSON
+# API's tests and doc examples (feature serde); fibra's tokio
 # bridge (feature tokio, its tests and doc examples); green threads' tracing
 # spans (feature tracing); fibra's defined
 # outcomes under panic = "abort"; fibra's unit tests under Miri; the model
@@ -11,6 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace
 cargo test -p fibra-http --features tls --test tls
+cargo test -p fibra-http --features serde --test json_api
+cargo test -p fibra-http --features serde --doc
 cargo test -p fibra --features tokio --test tokio_bridge
 cargo test -p fibra --features tokio --doc tokio
 cargo test -p fibra --features tracing --test tracing_spans

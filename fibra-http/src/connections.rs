@@ -1,6 +1,7 @@
 //! The connections one runtime serves, each in a green thread of its own,
 //! and how they end when the server shuts down.
 
+use crate::Handler;
 use crate::conn::{self, Watch};
 use crate::server::Shared;
 #[cfg(feature = "tls")]
@@ -16,6 +17,9 @@ use std::sync::Arc;
 /// mode, one Ractor's worker in ractors mode).
 pub(crate) struct Connections {
     shared: Arc<Shared>,
+    /// What answers this runtime's requests: made on it, so it need not be
+    /// `Send`.
+    handler: Box<dyn Handler>,
     live: RefCell<HashMap<u64, Live>>,
     next: Cell<u64>,
     /// The green thread draining the connections, woken when the last ends.
@@ -29,9 +33,10 @@ struct Live {
 }
 
 impl Connections {
-    pub(crate) fn new(shared: Arc<Shared>) -> Rc<Connections> {
+    pub(crate) fn new(shared: Arc<Shared>, handler: Box<dyn Handler>) -> Rc<Connections> {
         Rc::new(Connections {
             shared,
+            handler,
             live: RefCell::default(),
             next: Cell::new(0),
             drainer: RefCell::default(),
@@ -70,11 +75,11 @@ impl Connections {
                 let limit = shared.limits.request_timeout;
                 // A failed handshake drops the stream: only it closes.
                 if let Ok(tls) = TlsStream::accept(stream, config.clone(), limit) {
-                    conn::serve(tls, peer, &*shared.handler, &shared.limits, watch);
+                    conn::serve(tls, peer, &*connections.handler, &shared.limits, watch);
                 }
                 return;
             }
-            conn::serve(stream, peer, &*shared.handler, &shared.limits, watch);
+            conn::serve(stream, peer, &*connections.handler, &shared.limits, watch);
         });
         self.live.borrow_mut().insert(id, Live { thread, idle });
     }

@@ -54,7 +54,8 @@ impl Transport for Client<'_> {
 
 /// Serves the requests in `input` (the first byte says how they arrive: see
 /// `fibra-http/fuzz/README.md`) with small limits and a
-/// router that echoes, streams and rejects; returns what the server wrote.
+/// router that echoes, streams, reads path parameters and query pairs, and
+/// rejects; returns what the server wrote.
 pub fn serve_bytes(input: &[u8]) -> Vec<u8> {
     let Some(mut client) = Client::new(input) else {
         return Vec::new();
@@ -66,6 +67,14 @@ pub fn serve_bytes(input: &[u8]) -> Vec<u8> {
         })
         .get("/stream", |_: &Request| {
             Response::new(200).with_body(crate::Body::stream(&b"streamed body"[..]))
+        })
+        .get("/p/:a/*rest", |r: &Request| {
+            let pairs: Vec<String> = r.query_pairs().map(|(n, v)| format!("{n}={v}")).collect();
+            Response::text(format!(
+                "{:?} {:?} {pairs:?}\n",
+                r.param("a"),
+                r.param("rest")
+            ))
         });
     let limits = Limits {
         max_head_bytes: 1024,

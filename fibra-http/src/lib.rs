@@ -25,7 +25,85 @@
 //!   threads under the GVL: IO overlaps, CPU work shares one core.
 //! - [`Mode::Ractors`]: a Ractor per core, each with a green thread per
 //!   connection it is given — Ruby's Ractors: CPU work runs on every core.
-//!   The handler is shared by all of them, so it is `Send + Sync`.
+//!   A handler given to [`Server::serve`] is shared by all of them, so it is
+//!   `Send + Sync`; [`Server::serve_with`] makes one on each instead (see
+//!   below).
+//!
+//! # Routing
+//!
+//! A [`Router`] picks a handler by method and path: fixed paths, path
+//! parameters (`/todos/:id`) and a trailing rest (`/files/*path`), read with
+//! [`Request::param`]; the most specific route wins, and two routes that
+//! cannot be told apart are refused when added. The query is read as pairs
+//! with [`Request::query_pairs`]. With the `serde` cargo feature,
+//! `Request::query_as` and `Request::json` read a query or a JSON body as a
+//! typed value — refusing bad input with a [`BadRequest`], which converts
+//! into a `400` with the reason — and `Response::json_value` answers with
+//! one. `404` and `405` can be answered by handlers of your
+//! own ([`Router::not_found`], [`Router::method_not_allowed`]).
+//!
+//! # Sharing state between handlers
+//!
+//! Every connection is served by a green thread, and every green thread of
+//! a worker runs on that worker's one OS thread — the server's thread in
+//! threads mode, each Ractor's in ractors mode. Where state lives follows
+//! from that.
+//!
+//! **State of each worker** is made by the worker: [`Server::serve_with`]
+//! runs a factory once on each (once in all, in threads mode) and serves
+//! that worker's connections with the handler it returns, typically a
+//! [`Router::local`]. Its state never leaves that OS thread, so it is plain
+//! `Rc`, `Cell` and `RefCell` — no atomic operation, no lock between threads
+//! — and, where a handler must keep it locked while it waits (on IO, a
+//! timer, another request), one of fibra's locks,
+//! [`fibra::sync::Mutex`] or [`RwLock`](fibra::sync::RwLock), which park the
+//! waiting green thread only. Counters, caches, pools of connections to a
+//! database or another service fit here; so does everything in threads
+//! mode, where the one worker is the whole server.
+//!
+//! **State of the whole server**, which every worker must see alike, is
+//! shared between OS threads: an `Arc` of what is immutable (the
+//! configuration) or atomic (a total), an `Arc` of a `std::sync::Mutex`
+//! that is locked only between two waits (see below), or an owner that the
+//! others send work to: a Ractor, or a cross-thread queue
+//! (`fibra::sync::Queue`). A factory captures it and clones it into each
+//! worker's handler.
+//!
+//! ```
+//! use fibra_http::{Handler, Request, Response, Router};
+//! use std::cell::Cell;
+//! use std::rc::Rc;
+//! use std::sync::Arc;
+//! use std::sync::atomic::{AtomicU64, Ordering};
+//!
+//! let total = Arc::new(AtomicU64::new(0)); // every worker's
+//! let make_router = move || -> Router<dyn Handler> {
+//!     let (total, mine) = (total.clone(), Rc::new(Cell::new(0))); // this worker's
+//!     Router::local().get("/hits", move |_: &Request| {
+//!         mine.set(mine.get() + 1);
+//!         let all = total.fetch_add(1, Ordering::Relaxed) + 1;
+//!         Response::text(format!("{} here, {all} in all\n", mine.get()))
+//!     })
+//! };
+//! // Server::builder().mode(Mode::ractors_per_core()).bind(addr)?.serve_with(make_router)?;
+//! # let (one, two) = (make_router(), make_router());
+//! # let hits = || fibra_http::Request::from(http::Request::get("/hits").body(Vec::new()).unwrap());
+//! # one.handle(&hits());
+//! # assert_eq!(two.handle(&hits()).body_bytes(), Some(&b"1 here, 2 in all\n"[..]));
+//! ```
+//!
+//! **Why a std lock held across a wait hangs the server.** A handler that
+//! locks a `std::sync::Mutex` and then waits while holding it — sleeps,
+//! reads a socket, waits on a channel or a fibra lock — parks its green
+//! thread, and the OS thread runs the worker's other connections. The next
+//! of them to lock the same mutex blocks *the OS thread* in the kernel: the
+//! green thread holding the lock can no longer be resumed to unlock it, so
+//! that worker serves nothing again, ever (fibra names the busy green thread
+//! on stderr, but cannot end the wait). In ractors mode the workers that
+//! lock it next hang in turn. A fibra lock parks the green thread that
+//! waits instead, so the holder runs on; it is runtime-local (`!Send`), so
+//! the compiler keeps it on its worker. A std lock shared between workers
+//! is safe where nothing between its lock and its unlock can wait.
 //!
 //! # The `http` crate's types
 //!
@@ -107,6 +185,7 @@
 
 #![warn(missing_docs)]
 
+mod bad_request;
 mod chunked;
 mod conn;
 mod connections;
@@ -117,6 +196,8 @@ mod handler;
 mod host;
 mod http_types;
 mod limits;
+mod params;
+mod pattern;
 mod request;
 mod response;
 mod router;
@@ -125,9 +206,12 @@ mod status;
 #[cfg(feature = "tls")]
 mod tls;
 mod transport;
+#[cfg(feature = "serde")]
+mod typed;
 mod version;
 
-pub use handler::Handler;
+pub use bad_request::BadRequest;
+pub use handler::{Accepts, Handler};
 pub use http;
 pub use http_types::{HttpHandler, http_handler};
 pub use limits::Limits;

@@ -6,6 +6,9 @@
 //! allocating once its buffers have grown to size.
 
 use crate::host;
+use crate::params::Params;
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fmt;
 use std::net::SocketAddr;
 use std::ops::Range;
@@ -55,6 +58,9 @@ pub struct Request {
     headers: Vec<(Range<usize>, Range<usize>)>,
     pub(crate) body: Vec<u8>,
     peer: Option<SocketAddr>,
+    /// The path parameters of the route whose handler runs, set by the
+    /// router around that handler (it has only `&Request`).
+    params: RefCell<Params>,
 }
 
 impl Request {
@@ -70,6 +76,7 @@ impl Request {
             headers: Vec::new(),
             body: Vec::new(),
             peer,
+            params: RefCell::default(),
         }
     }
 
@@ -115,6 +122,7 @@ impl Request {
             self.headers
                 .push((range(header.name.as_bytes()), range(header.value)));
         }
+        self.params.get_mut().truncate(0);
         self.body.clear();
         if self.body.capacity() > 64 << 10 {
             self.body.shrink_to(64 << 10);
@@ -148,6 +156,73 @@ impl Request {
     /// The target's query, e.g. `q=fibra` for `GET /search?q=fibra`, as sent.
     pub fn query(&self) -> Option<&str> {
         self.query.as_ref().map(|q| self.text(q))
+    }
+
+    /// The query's `name=value` pairs, in order, percent-decoded as a form
+    /// is (`application/x-www-form-urlencoded`: `+` is a space, and a byte
+    /// sequence that is not UTF-8 once decoded becomes U+FFFD). A pair is
+    /// borrowed from the request where nothing needed decoding. None for a
+    /// target without a query; a name without `=` has an empty value.
+    ///
+    /// ```
+    /// use fibra_http::Request;
+    ///
+    /// let request = Request::from(
+    ///     http::Request::get("/search?q=green+threads&lang=caf%C3%A9&draft").body(Vec::new())?,
+    /// );
+    /// let mut pairs = request.query_pairs();
+    /// assert_eq!(pairs.next(), Some(("q".into(), "green threads".into())));
+    /// assert_eq!(pairs.next(), Some(("lang".into(), "café".into())));
+    /// assert_eq!(pairs.next(), Some(("draft".into(), "".into())));
+    /// assert_eq!(pairs.next(), None);
+    /// let lang = request.query_pairs().find(|(name, _)| name == "lang").map(|(_, value)| value);
+    /// assert_eq!(lang.as_deref(), Some("café"));
+    /// # Ok::<(), http::Error>(())
+    /// ```
+    pub fn query_pairs(&self) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, str>)> {
+        form_urlencoded::parse(self.query().unwrap_or_default().as_bytes())
+    }
+
+    /// The value of the path parameter `name` (`:name` or `*name`) of the
+    /// [`Router`](crate::Router) route whose handler runs: for the route
+    /// `/todos/:id` and the request `GET /todos/7`, `param("id")` is `7`.
+    /// It is a part of the path, as sent (not percent-decoded), borrowed
+    /// from it. `None` if the route has no such parameter, and outside a
+    /// routed handler. In a router routed to by another, a name of the inner
+    /// route hides the same name of the outer.
+    ///
+    /// ```
+    /// use fibra_http::{Handler, Request, Response, Router};
+    ///
+    /// let router = Router::new().get("/users/:user/files/*path", |request: &Request| {
+    ///     let (user, path) = (request.param("user").unwrap(), request.param("path").unwrap());
+    ///     Response::text(format!("{path} of {user}\n"))
+    /// });
+    /// let request = Request::from(http::Request::get("/users/ann/files/notes/a.txt").body(Vec::new())?);
+    /// assert_eq!(router.handle(&request).body_bytes(), Some(&b"notes/a.txt of ann\n"[..]));
+    /// # Ok::<(), http::Error>(())
+    /// ```
+    pub fn param(&self, name: &str) -> Option<&str> {
+        let value = self.params.borrow().get(name)?;
+        self.path().get(value)
+    }
+
+    /// Runs `handle` with the parameters `capture` adds (ranges of
+    /// [`path`](Self::path)); they are gone once it returns or unwinds.
+    pub(crate) fn with_params<R>(
+        &self,
+        capture: impl FnOnce(&mut Params),
+        handle: impl FnOnce() -> R,
+    ) -> R {
+        struct Restore<'a>(&'a RefCell<Params>, usize);
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                self.0.borrow_mut().truncate(self.1);
+            }
+        }
+        let _restore = Restore(&self.params, self.params.borrow().len());
+        capture(&mut self.params.borrow_mut());
+        handle()
     }
 
     /// The whole target, as sent: `/search?q=fibra`, or

@@ -130,10 +130,7 @@ impl Response {
     /// If `status` is not a three-digit code (100–999). A handler that panics
     /// gets its client a `500`.
     pub fn new(status: u16) -> Response {
-        match StatusCode::from_u16(status) {
-            Ok(status) => Response::from(status),
-            Err(_) => panic!("fibra-http: {status} is not an HTTP status code"),
-        }
+        Response::from(status_code(status))
     }
 
     /// `200 OK` with a `text/plain; charset=utf-8` body.
@@ -150,7 +147,9 @@ impl Response {
             .with_body(body)
     }
 
-    /// `200 OK` with an `application/json` body.
+    /// `200 OK` with an `application/json` body (another status with
+    /// [`with_status`](Self::with_status); with the `serde` feature,
+    /// `Response::json_value` writes a value as JSON).
     pub fn json(body: impl Into<Body>) -> Response {
         Response::new(200)
             .with_header("content-type", "application/json")
@@ -188,6 +187,26 @@ impl Response {
     /// Replaces the body.
     pub fn with_body(mut self, body: impl Into<Body>) -> Response {
         self.body = body.into();
+        self
+    }
+
+    /// Replaces the status, keeping the headers and body: for a `201` or a
+    /// `404` with a body typed by [`text`](Self::text),
+    /// [`json`](Self::json) or [`html`](Self::html).
+    ///
+    /// ```
+    /// use fibra_http::Response;
+    ///
+    /// let created = Response::json(r#"{"id":7}"#).with_status(201);
+    /// assert_eq!(created.status(), 201);
+    /// assert_eq!(created.header("content-type"), Some("application/json"));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `status` is not a three-digit code (100–999), as [`new`](Self::new).
+    pub fn with_status(mut self, status: u16) -> Response {
+        self.status = status_code(status);
         self
     }
 
@@ -327,6 +346,19 @@ impl fmt::Debug for Response {
     }
 }
 
+/// `status` as a status code.
+///
+/// # Panics
+///
+/// If it is not a three-digit code (100–999).
+#[inline]
+fn status_code(status: u16) -> StatusCode {
+    match StatusCode::from_u16(status) {
+        Ok(status) => status,
+        Err(_) => panic!("fibra-http: {status} is not an HTTP status code"),
+    }
+}
+
 /// Appends `n` in decimal.
 pub(crate) fn push_decimal(out: &mut Vec<u8>, n: u64) {
     let mut digits = [0u8; 20];
@@ -382,5 +414,11 @@ mod tests {
     #[should_panic(expected = "not an HTTP status code")]
     fn status_codes_have_three_digits() {
         let _ = Response::new(42);
+    }
+
+    #[test]
+    #[should_panic(expected = "1000 is not an HTTP status code")]
+    fn a_replaced_status_has_three_digits_too() {
+        let _ = Response::text("x").with_status(1000);
     }
 }

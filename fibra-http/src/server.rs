@@ -206,7 +206,6 @@ pub(crate) struct Control {
 
 /// What every connection of a server shares, on whichever OS thread.
 pub(crate) struct Shared {
-    pub(crate) handler: Box<dyn Handler>,
     pub(crate) limits: Limits,
     pub(crate) grace_period: Duration,
     /// Set: every connection is HTTPS, with this configuration.
@@ -275,6 +274,11 @@ impl Server {
     /// thread (which runs a fibra runtime for it, so it must not be in one
     /// already) and, in ractors mode, on the Ractors' workers.
     ///
+    /// This one handler serves every connection, on every worker at once in
+    /// ractors mode, so it is `Send + Sync`: what it shares between requests
+    /// is shared between OS threads. For state of each worker's own — `Rc`,
+    /// `RefCell`, fibra's locks — see [`serve_with`](Self::serve_with).
+    ///
     /// Accepting never stops on a client's account: a connection reset before
     /// it is accepted is skipped, and running out of file descriptors pauses
     /// accepting briefly instead of failing.
@@ -286,9 +290,61 @@ impl Server {
     /// # Panics
     ///
     /// Inside a fibra runtime.
-    pub fn serve(self, handler: impl Handler) -> io::Result<()> {
+    pub fn serve(self, handler: impl Handler + Send + Sync) -> io::Result<()> {
+        let handler = Arc::new(handler);
+        self.serve_with(move || SharedHandler(handler.clone()))
+    }
+
+    /// Serves connections until shut down, as [`serve`](Self::serve), with
+    /// a handler that `make` makes on each worker, before it serves: once
+    /// per Ractor in ractors mode, on that Ractor's OS thread, and once in
+    /// threads mode. Each worker's connections share its handler, and only
+    /// they do, so the handler need not be `Send` or `Sync`: its state may
+    /// be an `Rc`, a `RefCell` or one of fibra's runtime-local locks (see
+    /// [`Router::local`](crate::Router::local)), with no atomic operation
+    /// and no lock between OS threads. What the workers must share — a
+    /// total, a cache — goes in `Send + Sync` state that `make` captures
+    /// (see the crate docs, "Sharing state between handlers").
+    ///
+    /// `make` runs in the worker's runtime, so it may also
+    /// [`spawn`](fibra::spawn) green threads there, beside the connections.
+    ///
+    /// ```no_run
+    /// use fibra_http::{Handler, Mode, Request, Response, Router, Server};
+    /// use std::cell::RefCell;
+    /// use std::rc::Rc;
+    ///
+    /// fn make_router() -> Router<dyn Handler> {
+    ///     // One list per worker: each worker's requests see only its own.
+    ///     let visitors = Rc::new(RefCell::new(Vec::new()));
+    ///     Router::local().post("/visit", move |request: &Request| {
+    ///         let mut visitors = visitors.borrow_mut();
+    ///         visitors.push(request.peer_addr());
+    ///         Response::text(format!("visitor {} of this worker\n", visitors.len()))
+    ///     })
+    /// }
+    ///
+    /// Server::builder()
+    ///     .mode(Mode::ractors_per_core())
+    ///     .bind("127.0.0.1:8080")?
+    ///     .serve_with(make_router)?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`serve`](Self::serve).
+    ///
+    /// # Panics
+    ///
+    /// Inside a fibra runtime; and if `make` panics, with its panic, once
+    /// every worker has stopped (no connection has been accepted then).
+    pub fn serve_with<F, H>(self, make: F) -> io::Result<()>
+    where
+        F: Fn() -> H + Send + Sync + 'static,
+        H: Handler,
+    {
         let shared = Arc::new(Shared {
-            handler: Box::new(handler),
             limits: self.limits,
             grace_period: self.grace_period,
             #[cfg(feature = "tls")]
@@ -297,16 +353,35 @@ impl Server {
         });
         let listener = self.listener;
         match self.mode {
-            Mode::Threads => fibra::run(move || serve_threads(listener, shared)),
-            Mode::Ractors(count) => serve_ractors(listener, shared, count),
+            Mode::Threads => fibra::run(move || serve_threads(listener, shared, Box::new(make()))),
+            Mode::Ractors(count) => {
+                let make: Arc<MakeHandler> = Arc::new(move || Box::new(make()));
+                serve_ractors(listener, shared, count, make)
+            }
         }
     }
 }
 
+/// A handler shared by every worker: [`Server::serve`]'s.
+struct SharedHandler<H>(Arc<H>);
+
+impl<H: Handler> Handler for SharedHandler<H> {
+    fn handle(&self, request: &crate::Request) -> crate::Response {
+        self.0.handle(request)
+    }
+}
+
+/// Makes a worker's handler, on that worker.
+type MakeHandler = dyn Fn() -> Box<dyn Handler> + Send + Sync;
+
 /// Threads mode: accept and serve on this OS thread's runtime.
-fn serve_threads(listener: std::net::TcpListener, shared: Arc<Shared>) -> io::Result<()> {
+fn serve_threads(
+    listener: std::net::TcpListener,
+    shared: Arc<Shared>,
+    handler: Box<dyn Handler>,
+) -> io::Result<()> {
     let listener = TcpListener::from_std(listener)?;
-    let connections = Connections::new(shared.clone());
+    let connections = Connections::new(shared.clone(), handler);
     let accepting = {
         let connections = connections.clone();
         fibra::spawn(move || {
@@ -329,21 +404,30 @@ struct Worker {
     load: Arc<AtomicUsize>,
 }
 
-/// Ractors mode: `count` Ractors on a pool of as many workers serve the
-/// connections that this OS thread accepts and hands over.
+/// Ractors mode: `count` Ractors on a pool of as many workers, each with a
+/// handler `make` made on it, serve the connections that this OS thread
+/// accepts and hands over.
 fn serve_ractors(
     listener: std::net::TcpListener,
     shared: Arc<Shared>,
     count: usize,
+    make: Arc<MakeHandler>,
 ) -> io::Result<()> {
     let pool = Pool::new(count);
     let workers: Vec<Worker> = (0..count)
         .map(|_| {
             let load = Arc::new(AtomicUsize::new(0));
             let shared = shared.clone();
+            let make = make.clone();
             let served = load.clone();
             let ractor = pool.spawn(move |ctx: &Context<std::net::TcpStream>| {
-                let connections = Connections::new(shared);
+                let connections = Connections::new(shared, make());
+                // Ready: the server takes this (a panic in `make` instead
+                // tells it that this worker cannot serve).
+                if ctx.yield_value(()).is_err() {
+                    // Another worker's `make` panicked: the server stops.
+                    return;
+                }
                 while let Ok(stream) = ctx.receive() {
                     let served = served.clone();
                     let done = move || {
@@ -362,6 +446,7 @@ fn serve_ractors(
     let workers = std::rc::Rc::new(workers);
     let closing = workers.clone();
     fibra::run(move || {
+        wait_until_ready(&closing);
         let listener = TcpListener::from_std(listener)?;
         let accepting = fibra::spawn(move || {
             accept_each(
@@ -382,6 +467,27 @@ fn serve_ractors(
         }
         Ok(())
     })
+}
+
+/// Waits until every worker has made its handler. If one could not (its
+/// `make` panicked), stops them all and continues that panic here.
+fn wait_until_ready(workers: &[Worker]) {
+    if workers.iter().all(|worker| worker.ractor.take().is_ok()) {
+        return;
+    }
+    for worker in workers {
+        worker.ractor.close_outgoing();
+        worker.ractor.close_incoming();
+    }
+    let mut panic = None;
+    for worker in workers {
+        if let Err(err) = worker.ractor.clone().join() {
+            panic = panic.or(err.into_panic());
+        }
+    }
+    std::panic::resume_unwind(
+        panic.unwrap_or_else(|| Box::new("fibra-http: a worker stopped before it served")),
+    );
 }
 
 /// Gives `stream` to the Ractor serving the fewest connections.

@@ -41,6 +41,11 @@ fn the_seeds_are_answered_as_expected() {
     assert_eq!(idle.matches("HTTP/1.1 ").count(), 1);
     let gzip = answer(b"\x20POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n");
     assert!(gzip.starts_with("HTTP/1.1 501 "), "{gzip}");
+    let routed = answer(b"\x40GET /p/x%20y/a/b?q=a+b&c=%C3%A9&d HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(
+        routed.ends_with("Some(\"x%20y\") Some(\"a/b\") [\"q=a b\", \"c=é\", \"d=\"]\n"),
+        "{routed}"
+    );
 }
 
 /// The inputs of the defects an outside review found (issue 25), kept in

@@ -35,6 +35,15 @@ fn compacting() -> Builder {
     unsafe { Builder::new().compact_parked_after(Some(Duration::ZERO)) }
 }
 
+/// Holds the tests of this file one at a time: a dump (which every test here
+/// may take) restores the compacted threads of every runtime in the process
+/// to trace them, so another test's dump between a test's rounds and its own
+/// dump could show fewer threads compacted than the test made.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// A stack frame full of a pattern made from `seed`, kept across `wait`, and
 /// checked after it: a compaction that lost or moved a byte fails here.
 #[inline(never)]
@@ -102,6 +111,7 @@ fn parker(seed: u64, parks: u64) -> (fibra::JoinHandle<()>, runtime::Unparker) {
 
 #[test]
 fn threads_woken_in_random_orders_keep_their_stacks() {
+    let _serial = serial();
     compacting().run(|| {
         let (handles, unparkers): (Vec<_>, Vec<_>) = (0..64).map(|seed| parker(seed, 6)).unzip();
         rounds(2);
@@ -123,6 +133,7 @@ fn threads_woken_in_random_orders_keep_their_stacks() {
 
 #[test]
 fn wakes_from_another_os_thread_while_threads_are_compacted() {
+    let _serial = serial();
     compacting().run(|| {
         let (handles, unparkers): (Vec<_>, Vec<_>) = (0..32).map(|seed| parker(seed, 200)).unzip();
         let stop = Arc::new(AtomicBool::new(false));
@@ -160,6 +171,7 @@ impl Drop for Flag {
 
 #[test]
 fn a_cancelled_compacted_thread_runs_its_destructors() {
+    let _serial = serial();
     compacting().run(|| {
         let dropped = Rc::new(Cell::new(false));
         let flag = Flag(dropped.clone());
@@ -177,6 +189,7 @@ fn a_cancelled_compacted_thread_runs_its_destructors() {
 
 #[test]
 fn threads_left_compacted_at_the_end_of_the_runtime_unwind() {
+    let _serial = serial();
     let dropped = Rc::new(Cell::new(false));
     let flag = Flag(dropped.clone());
     compacting().run(move || {
@@ -192,6 +205,7 @@ fn threads_left_compacted_at_the_end_of_the_runtime_unwind() {
 
 #[test]
 fn timers_channels_mutexes_condvars_and_joins_across_compaction() {
+    let _serial = serial();
     compacting().run(|| {
         let sleeper = fibra::spawn(|| across(3, || fibra::time::sleep(Duration::from_millis(200))));
         let (tx, rx) = channel::unbounded::<u64>();
@@ -243,6 +257,7 @@ fn timers_channels_mutexes_condvars_and_joins_across_compaction() {
 
 #[test]
 fn sockets_across_compaction() {
+    let _serial = serial();
     compacting().run(|| {
         let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
@@ -266,6 +281,7 @@ fn sockets_across_compaction() {
 
 #[test]
 fn blocking_waits_and_ractor_ports_across_compaction() {
+    let _serial = serial();
     compacting().run(|| {
         let (open, gate) = std::sync::mpsc::channel::<u64>();
         let offloaded = fibra::spawn(move || across(12, || fibra::blocking(move || gate.recv())));
@@ -293,6 +309,7 @@ fn blocking_waits_and_ractor_ports_across_compaction() {
 
 #[test]
 fn ractors_parked_in_receive_are_compacted_on_their_worker() {
+    let _serial = serial();
     let pool = Pool::with_runtime(1, compacting());
     let received = Arc::new(AtomicUsize::new(0));
     let ractors: Vec<Ractor<u64, (), ()>> = (0..16u64)
@@ -329,6 +346,7 @@ fn deep(depth: u64, park: &dyn Fn()) -> u64 {
 
 #[test]
 fn deep_and_nearly_empty_stacks_across_compaction() {
+    let _serial = serial();
     compacting().run(|| {
         let (go, wait) = channel::unbounded::<()>();
         let deep = ThreadBuilder::new()
@@ -353,6 +371,7 @@ fn deep_and_nearly_empty_stacks_across_compaction() {
 
 #[test]
 fn a_panic_right_after_a_restore_reaches_the_joiner() {
+    let _serial = serial();
     compacting().run(|| {
         let (go, wait) = channel::unbounded::<()>();
         let thread = fibra::spawn(move || {
@@ -379,6 +398,7 @@ fn a_panic_right_after_a_restore_reaches_the_joiner() {
 
 #[test]
 fn a_dump_traces_compacted_threads_and_they_are_compacted_again() {
+    let _serial = serial();
     compacting().run(|| {
         let (handle, unparker) = parker(15, 1);
         rounds(2);
@@ -403,6 +423,7 @@ fn a_dump_traces_compacted_threads_and_they_are_compacted_again() {
 
 #[test]
 fn parks_in_block_on_are_never_compacted() {
+    let _serial = serial();
     compacting().run(|| {
         let ready = Rc::new(Cell::new(false));
         let waker = Rc::new(RefCell::new(None::<std::task::Waker>));
@@ -457,6 +478,7 @@ fn tokio_sleep(tokio: &tokio::runtime::Handle, duration: Duration) -> tokio::tim
 /// compaction (TSan saw it) and the wake was lost, so `block_on` hung.
 #[test]
 fn a_park_in_block_on_is_not_compacted_through_an_earlier_parks_entry() {
+    let _serial = serial();
     let tokio = tokio_timers();
     let handle = tokio.handle().clone();
     let compacted = without_hanging("a tokio sleep under block_on", move || {
@@ -497,6 +519,7 @@ fn a_park_in_block_on_is_not_compacted_through_an_earlier_parks_entry() {
 /// either (it was, and the wake was lost).
 #[test]
 fn a_park_inside_a_block_on_future_is_never_compacted() {
+    let _serial = serial();
     let tokio = tokio_timers();
     let handle = tokio.handle().clone();
     let compacted = without_hanging("a tokio sleep around a fibra wait", move || {
@@ -536,6 +559,7 @@ fn a_park_inside_a_block_on_future_is_never_compacted() {
 /// are compacted again.
 #[test]
 fn a_thread_is_compacted_again_once_its_block_on_has_ended() {
+    let _serial = serial();
     compacting().run(|| {
         let thread = fibra::spawn(|| {
             assert_eq!(fibra::block_on(async { 3 }), 3);
@@ -557,6 +581,7 @@ fn a_thread_is_compacted_again_once_its_block_on_has_ended() {
 /// call runs, and is again once it has returned.
 #[test]
 fn a_thread_in_a_file_call_is_never_compacted() {
+    let _serial = serial();
     without_hanging("a read from a FIFO in a compacting runtime", || {
         let fifo = fifo::Fifo::new("compaction", b"compacted? never");
         let path = fifo.path.clone();

@@ -4,7 +4,7 @@
 //! a part of it.
 #![allow(dead_code)]
 
-use fibra_http::{Handler, ShutdownHandle};
+use fibra_http::{Handler, Server, ShutdownHandle};
 use std::ffi::OsStr;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -20,12 +20,31 @@ pub struct Running {
 }
 
 impl Running {
-    /// A server of the handler that `handler` makes (on the server's thread).
-    pub fn serving<H: Handler>(builder: fibra_http::Builder, handler: fn() -> H) -> Running {
+    /// A server of the handler that `handler` makes (on the server's thread),
+    /// shared by its workers.
+    pub fn serving<H: Handler + Send + Sync>(
+        builder: fibra_http::Builder,
+        handler: fn() -> H,
+    ) -> Running {
+        Running::spawn(builder, move |server| server.serve(handler()))
+    }
+
+    /// A server whose workers each make their own handler with `make`.
+    pub fn serving_with<H: Handler>(
+        builder: fibra_http::Builder,
+        make: impl Fn() -> H + Send + Sync + 'static,
+    ) -> Running {
+        Running::spawn(builder, move |server| server.serve_with(make))
+    }
+
+    fn spawn(
+        builder: fibra_http::Builder,
+        serve: impl FnOnce(Server) -> std::io::Result<()> + Send + 'static,
+    ) -> Running {
         let server = builder.bind("127.0.0.1:0").unwrap();
         let addr = server.local_addr().unwrap();
         let shutdown = server.shutdown_handle();
-        let thread = Some(thread::spawn(move || server.serve(handler())));
+        let thread = Some(thread::spawn(move || serve(server)));
         Running {
             addr,
             shutdown,
