@@ -14,7 +14,7 @@ use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-pub(super) struct Registration<S: Source> {
+pub(crate) struct Registration<S: Source> {
     source: S,
     key: IoKey,
     scheduler: Rc<Scheduler>,
@@ -34,7 +34,7 @@ impl<S: Source + AsRawFd> Registration<S> {
     /// # Panics
     ///
     /// Outside a runtime.
-    pub(super) fn new(mut source: S) -> io::Result<Self> {
+    pub(crate) fn new(mut source: S) -> io::Result<Self> {
         let scheduler = scheduler::current();
         let key = scheduler.reactor.register(&mut source)?;
         Ok(Registration {
@@ -50,7 +50,7 @@ impl<S: Source + AsRawFd> Registration<S> {
     /// # Errors
     ///
     /// `InvalidInput` for a zero duration, as `std` does.
-    pub(super) fn set_timeout(
+    pub(crate) fn set_timeout(
         &self,
         direction: Direction,
         timeout: Option<Duration>,
@@ -65,7 +65,7 @@ impl<S: Source + AsRawFd> Registration<S> {
         Ok(())
     }
 
-    pub(super) fn timeout(&self, direction: Direction) -> Option<Duration> {
+    pub(crate) fn timeout(&self, direction: Direction) -> Option<Duration> {
         self.limits[direction as usize].timeout.get()
     }
 
@@ -76,7 +76,7 @@ impl<S: Source + AsRawFd> Registration<S> {
     /// Records that the socket has nothing more to give in `direction` until the
     /// reactor says otherwise (after a short read, for example), so that the
     /// next operation waits instead of failing with `WouldBlock` first.
-    pub(super) fn clear_ready(&self, direction: Direction) {
+    pub(crate) fn clear_ready(&self, direction: Direction) {
         self.scheduler.reactor.clear_ready(self.key, direction);
     }
 
@@ -87,7 +87,7 @@ impl<S: Source + AsRawFd> Registration<S> {
     ///
     /// `op`'s error, or `TimedOut` once the direction's timeout has passed
     /// without the socket becoming ready.
-    pub(super) fn io<T>(
+    pub(crate) fn io<T>(
         &self,
         direction: Direction,
         mut op: impl FnMut(&S) -> io::Result<T>,
