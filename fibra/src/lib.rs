@@ -69,12 +69,14 @@
 //! | what the green thread calls | how | what waits meanwhile |
 //! |---|---|---|
 //! | sockets, timers, locks, channels, other green threads, Ractors | fibra's own: [`net`], [`time`], [`sync`], [`JoinHandle::join`], [`ractor`] | only the calling green thread |
+//! | a pipe, a tty, stdin, any pollable descriptor (inotify, netlink, a serial port); Unix domain sockets; signals | [`io::Async`]; [`net::UnixStream`] and its kin; [`signal::listen`] | only the calling green thread |
 //! | a blocking library (a sync database driver, a C library), `std::fs`, a child process, name resolution, a long computation | [`blocking`]`(\|\| …)`: the closure runs on a pool of OS threads | only the calling green thread; the work holds a pool thread |
 //! | a `Future` woken by whatever it waits for: a channel (`futures`' or `tokio::sync`'s), another OS thread, a timer of its own | [`block_on`]`(future)` | only the calling green thread |
 //! | a `Future` that needs tokio's reactor or timers: `tokio::net`, `tokio::time`, hyper's client, reqwest, sqlx, tonic | `fibra::tokio::block_on(future)`, with the cargo feature `tokio`: the future's sockets, timers and tasks belong to a background tokio runtime, started on first use | only the calling green thread |
 //! | a computation to spread over the cores | a [`Ractor`](ractor::Ractor) per piece of it | nothing: Ractors run on worker threads of their own |
 //!
-//! **fibra's own IO.** [`net`] (TCP, UDP), [`time`] (`sleep`, `timeout`),
+//! **fibra's own IO.** [`net`] (TCP, UDP, Unix sockets), [`io::Async`] (any
+//! pollable descriptor), [`signal`], [`time`] (`sleep`, `timeout`),
 //! [`sync`] (`Mutex`, `Condvar`, channels, `Select`), joining a green thread
 //! and Ractor messaging park only the green thread that waits, and the
 //! reactor wakes it when its socket, timer or message is ready. This is the
@@ -145,6 +147,12 @@
 //! - `std::thread::sleep` — [`time::sleep`].
 //! - `std::net` sockets — [`net`]; `std::fs`, reading stdin, a child process
 //!   (`std::process::Command::output`, `Child::wait`) — [`blocking`].
+//! - A pipe, a tty or stdin read or written with `std` — [`io::Async`]
+//!   (`Async::new(std::io::stdin())`: mind that the terminal's `O_NONBLOCK`
+//!   is shared, see [`io::Async::new`]); `std::os::unix::net` sockets —
+//!   [`net::UnixStream`], [`net::UnixListener`], [`net::UnixDatagram`].
+//! - Waiting for a signal (`sigwait`, `signal-hook`'s blocking iterator) —
+//!   [`signal::listen`].
 //! - Resolving a host name: [`net::TcpStream::connect`]`("example.com:80")`
 //!   asks the system resolver on the calling thread. Resolve in [`blocking`]
 //!   (`blocking(|| "example.com:80".to_socket_addrs().map(Vec::from_iter))`)
@@ -182,6 +190,7 @@
 //! | **Nothing touches a compacted stack.** A parked green thread is compacted (its stack moved to the heap, its pages given back) only if it lends nothing: nobody but the thread itself may read or write its stack until it runs again, and its bytes are back at the same addresses before it does. | the scheduler restores before its only two switches into a parked thread (`run_task`, a dump's trace) and before a task is dropped; fibra's wait records are on the heap and what it hands across is `'static`; what fibra lends itself — a future pinned on the stack by [`block_on`] (or `fibra::tokio::block_on`), which may be registered with whatever wakes it — marks the thread as lending for as long as `block_on` runs, parks inside the future's poll included, and the sweep checks that mark when it compacts, on a park it names by number, not time; what fibra cannot see — a green thread lending its stack to another OS thread (`std::thread::scope`, a future polled by the program's own executor that parks with `runtime::park`) across a park outside `block_on` — is the contract of the `unsafe` [`runtime::Builder::compact_parked_after`], which is off by default (the audit: [`runtime`'s Compaction docs](runtime#compaction)) | `tests/compaction.rs` (every wait, random wake orders, wakes from another OS thread, cancellation, deep and empty stacks, a panic after a restore, dumps, tokio timers pinned under `block_on` around and inside its parks), also under valgrind memcheck and ThreadSanitizer; `stack::compact`'s unit test under Miri |
 //! | **A lock-free queue gives each slot or node to one thread at a time.** The runtime's remote ring: a slot's value is written by the one producer whose compare-and-swap claimed its position and read by the one consumer that claimed it after seeing the producer's release. A Ractor's mailbox: a slot is written by the one sender whose compare-and-swap on the tail claimed it and read by the one consumer — the body's `Context`, neither `Send` nor `Sync` — after that sender's release of its `ready` flag; only the consumer frees a block, once it has taken the block's last message (when every sender with a slot there is done with it); the receiver's waiter is written only when no waker may read it. A dump counts a mailbox's messages by walking its queue on the receiver's worker, from that worker's runtime, when the body is not inside a receive: the same one consumer, reading only. | sequence numbers per slot (`runtime/ring.rs`); `Mailbox::receive` and `Mailbox::queued` are `unsafe` with the single-consumer contract, which only `Context` and the worker's census (`ractor/census.rs`, called from the runtime's part of a dump) meet; the `WAITING`/`WAKERS` protocol of `ractor/mailbox.rs` | the model checker loom over the real code (`scripts/model-check.sh`: the ring and remote queue with the poller's sleep, the last `Unparker`'s drop, a wake racing a runtime's end, `block_on`'s waker, the mailbox's send/close wakes); Miri (`scripts/miri.sh`) on the ring's and the mailbox's unit tests; `tests/cross_thread.rs` (`sleeping_receivers_never_miss_a_wake`) under ThreadSanitizer and valgrind; a `compile_fail` example on `Context`; the mailbox's `queued_is_sound_while_senders_send` under Miri, and `tests/observe.rs` (a dump while messages pile up) under valgrind |
 //! | **A switch keeps what the ABI requires.** Callee-saved registers are saved or declared clobbered; an `asm!` block claims only the options it keeps (the valgrind request clobbers the flags). | `arch/x86_64.rs`, `arch/aarch64.rs` | the fiber tests (`callee_saved_fp_registers_survive_switches` for d8–d15), under valgrind memcheck (`scripts/memcheck.sh`) and ThreadSanitizer (`scripts/tsan.sh`) on x86_64, and under qemu-user on aarch64 (`scripts/test-aarch64.sh`) |
+//! | **A signal handler does only what is async-signal-safe.** It may run on any thread, between any two instructions: it allocates nothing, takes no lock, cannot panic, and touches nothing that may be freed under it. | the one action fibra registers through `signal-hook-registry` (`signal/handler.rs`, for [`signal::listen`] and [`runtime::dump_on_signal`]) stores to an atomic flag and calls `write(2)` on a pipe that the action itself owns; removing the action waits for handlers still running it (`signal-hook-registry`'s contract), so the pipe is closed only after | `tests/signal.rs` (signals from other threads, to several listeners and runtimes), `tests/observe.rs` (a dump on a signal) |
 //! | **A runtime's threads are read only on its own OS thread.** A dump never reads a green thread's stack or the task table from another OS thread, where that runtime may resume the thread meanwhile. | [`runtime::dump`] asks each runtime and waits for its answer (or reports it busy); the runtime describes itself from its own loop, resuming each suspended thread so that the thread traces its own stack and suspends again without leaving its park site; a signal handler only writes one byte to a pipe (async-signal-safe), and the dump is made by a thread of its own | `tests/observe.rs` (dumps from a plain OS thread, from a green thread, of a busy runtime, of 100,000 threads; on a signal), under valgrind memcheck |
 //!
 //! What Miri cannot run — the switch and the stack bootstrap are assembly — is
@@ -206,11 +215,12 @@
 //! Bottom up, each using only those below: `arch` (the context switch, one file
 //! per CPU), `stack` (guarded stacks and their pool), [`fiber`] and
 //! [`generator`] (the typed, safe API), [`runtime`] (scheduler, timers, IO
-//! reactor, cross-thread wake), [`time`], [`net`], [`sync`] and [`blocking`],
-//! then [`ractor`]. Every `unsafe` block lives in the first three, in the
-//! runtime's lock-free wake ring or in a Ractor's lock-free mailbox (and the
-//! `Context` calls into it), and says
-//! why it holds.
+//! reactor, cross-thread wake), [`time`], [`net`], [`io`], [`signal`], [`sync`]
+//! and [`blocking`], then [`ractor`]. Every `unsafe` block lives in the first
+//! three, in the runtime's lock-free wake ring or in a Ractor's lock-free
+//! mailbox (and the `Context` calls into it), or is a system call on a
+//! descriptor it borrows or owns (`io`'s `fcntl` and `poll`, `signal`'s
+//! handler), and says why it holds.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
