@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The project's tests, exactly as the README and CI run them: every crate's unit,
 # behaviour and doc tests; fibra-http's HTTPS tests (feature tls); fibra's tokio
-# bridge (feature tokio, its tests and doc examples); fibra's defined
+# bridge (feature tokio, its tests and doc examples); green threads' tracing
+# spans (feature tracing); fibra's defined
 # outcomes under panic = "abort"; fibra's unit tests under Miri; the model
-# checker (loom) over the cross-thread wake paths; the compaction and
+# checker (loom) over the cross-thread wake paths; the compaction, handle and
 # cross-thread tests under ThreadSanitizer; then fibra's and fibra-http's tests
 # again under valgrind memcheck.
 set -euo pipefail
@@ -12,8 +13,9 @@ cargo test --workspace
 cargo test -p fibra-http --features tls --test tls
 cargo test -p fibra --features tokio --test tokio_bridge
 cargo test -p fibra --features tokio --doc tokio
+cargo test -p fibra --features tracing --test tracing_spans
 cargo run -q -p fibra-check-panic-abort --profile abort
 scripts/miri.sh
 scripts/model-check.sh
-scripts/tsan.sh --test compaction --test cross_thread
+scripts/tsan.sh --test compaction --test cross_thread --test handle
 scripts/memcheck.sh

@@ -27,10 +27,22 @@ pub(crate) enum Unread {
     Malformed,
 }
 
-/// Reads the chunk-size line at the start of `data`: returns the bytes it
-/// takes (its CRLF included) and the chunk's size. Extensions are checked and
-/// dropped.
-pub(crate) fn size_line(data: &[u8]) -> Result<(usize, u64), Unread> {
+/// A chunk-size line, read.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct SizeLine {
+    /// The bytes it takes, its CRLF included.
+    pub len: usize,
+    /// The chunk's size.
+    pub size: u64,
+    /// Its bytes other than the size's shortest form and the CRLF: leading
+    /// zeros, extensions and the whitespace around them. They carry nothing,
+    /// so a request may send only so many (CVE-2023-39326's lesson).
+    pub extra: usize,
+}
+
+/// Reads the chunk-size line at the start of `data`. Extensions are checked
+/// and dropped.
+pub(crate) fn size_line(data: &[u8]) -> Result<SizeLine, Unread> {
     let mut line = Cursor { data, at: 0 };
     let mut size: u64 = 0;
     let mut digits = 0;
@@ -47,7 +59,15 @@ pub(crate) fn size_line(data: &[u8]) -> Result<(usize, u64), Unread> {
     }
     loop {
         match line.next()? {
-            b'\r' => return line.expect(b'\n').map(|()| (line.at, size)),
+            b'\r' => {
+                line.expect(b'\n')?;
+                let shortest = size.checked_ilog(16).map_or(1, |log| log as usize + 1);
+                return Ok(SizeLine {
+                    len: line.at,
+                    size,
+                    extra: line.at - 2 - shortest,
+                });
+            }
             // Whitespace only before a `;`: none ends the line.
             b' ' | b'\t' => {
                 line.skip_whitespace()?;
@@ -174,17 +194,37 @@ fn is_quotable(byte: u8) -> bool {
 mod tests {
     use super::*;
 
+    /// The line's length and size.
+    fn read(data: &[u8]) -> Result<(usize, u64), Unread> {
+        size_line(data).map(|line| (line.len, line.size))
+    }
+
     #[test]
     fn well_formed_lines() {
-        assert_eq!(size_line(b"0\r\n"), Ok((3, 0)));
-        assert_eq!(size_line(b"1aF\r\nrest"), Ok((5, 0x1af)));
-        assert_eq!(size_line(b"5;a\r\n"), Ok((5, 5)));
+        assert_eq!(read(b"0\r\n"), Ok((3, 0)));
+        assert_eq!(read(b"1aF\r\nrest"), Ok((5, 0x1af)));
+        assert_eq!(read(b"5;a\r\n"), Ok((5, 5)));
         assert_eq!(
-            size_line(b"5 ; a = b ;c=\"x \\\" y\"\r\n").map(|l| l.1),
+            size_line(b"5 ; a = b ;c=\"x \\\" y\"\r\n").map(|l| l.size),
             Ok(5)
         );
-        assert_eq!(size_line(b"5\t;a=\"\t\xff\"\r\n").map(|l| l.1), Ok(5));
-        assert_eq!(size_line(b"ffffffffffffffff\r\n"), Ok((18, u64::MAX)));
+        assert_eq!(size_line(b"5\t;a=\"\t\xff\"\r\n").map(|l| l.size), Ok(5));
+        assert_eq!(read(b"ffffffffffffffff\r\n"), Ok((18, u64::MAX)));
+    }
+
+    #[test]
+    fn extra_bytes_are_all_but_the_shortest_size_and_the_crlf() {
+        for (line, extra) in [
+            (&b"0\r\n"[..], 0),
+            (b"1aF\r\n", 0),
+            (b"ffffffffffffffff\r\n", 0),
+            (b"00\r\n", 1),
+            (b"0001aF\r\n", 3),
+            (b"5;a\r\n", 2),
+            (b"10 ; name=\"value\"\r\n", 15),
+        ] {
+            assert_eq!(size_line(line).map(|l| l.extra), Ok(extra), "{line:?}");
+        }
     }
 
     #[test]
@@ -200,7 +240,7 @@ mod tests {
             b"5;a=\"\\",
             b"5\r",
         ] {
-            assert_eq!(size_line(partial), Err(Unread::Partial), "{partial:?}");
+            assert_eq!(read(partial), Err(Unread::Partial), "{partial:?}");
         }
     }
 
@@ -230,7 +270,7 @@ mod tests {
             b"5,a\r\n",
             b"10000000000000000\r\n",
         ] {
-            assert_eq!(size_line(bad), Err(Unread::Malformed), "{bad:?}");
+            assert_eq!(read(bad), Err(Unread::Malformed), "{bad:?}");
         }
     }
 

@@ -39,8 +39,14 @@ const COPY_BODY_BELOW: usize = 16 << 10;
 /// it announced as large costs little more than the bytes it sent.
 const FIRST_BODY_PIECE: usize = 1 << 10;
 const BODY_PIECE: usize = 16 << 10;
-/// The longest chunk-size line read (digits and chunk extensions).
+/// The longest chunk-size line read (digits, chunk extensions and CRLF).
 const MAX_CHUNK_LINE: usize = 1 << 10;
+/// The most bytes a request's chunk-size lines may carry beyond their sizes
+/// (extensions, leading zeros: see [`chunked::SizeLine::extra`]), all lines
+/// together: extensions are read and dropped, so without a bound a client
+/// could send megabytes of them for a small body (as Go bounds them since
+/// CVE-2023-39326).
+const MAX_CHUNK_EXTRA: usize = 16 << 10;
 /// After a response that closes the connection, what the client still sends
 /// is read and dropped for this long, and up to `LINGER_BYTES`, so that the
 /// close does not reset the connection under the response (RFC 9112 §9.6).
@@ -173,6 +179,9 @@ impl<'a, T: Transport> Conn<'a, T> {
                         }
                         self.request.fill(&data[..len], &parsed);
                         self.start += len;
+                        if !self.request.has_valid_target() {
+                            return Err(Stop::Reject(400, "malformed request target"));
+                        }
                         return analyse(&self.request, self.limits);
                     }
                     Ok(httparse::Status::Partial) => {}
@@ -191,6 +200,7 @@ impl<'a, T: Transport> Conn<'a, T> {
                         Unknown::Malformed => {
                             return Err(Stop::Reject(400, "malformed HTTP version"));
                         }
+                        Unknown::Partial => {}
                     },
                     Err(err) => return Err(Stop::Reject(400, parse_error(err))),
                 }
@@ -244,17 +254,28 @@ impl<'a, T: Transport> Conn<'a, T> {
     /// read strictly (see [`chunked`]): a lenient reading is what request
     /// smuggling uses.
     fn read_chunks(&mut self) -> Result<(), Stop> {
+        let mut extra = 0;
         loop {
             let size = loop {
-                match chunked::size_line(&self.buf[self.start..self.end]) {
-                    Ok((used, size)) => {
-                        self.start += used;
-                        break size;
+                // No more than `MAX_CHUNK_LINE` is read as a line, however
+                // much has arrived.
+                let end = self.end.min(self.start + MAX_CHUNK_LINE);
+                match chunked::size_line(&self.buf[self.start..end]) {
+                    Ok(line) => {
+                        extra += line.extra;
+                        if extra > MAX_CHUNK_EXTRA {
+                            return Err(Stop::Reject(400, "too many chunk extension bytes"));
+                        }
+                        self.start += line.len;
+                        break line.size;
                     }
-                    Err(Unread::Partial) if self.end - self.start < MAX_CHUNK_LINE => {
-                        self.more()?
+                    Err(Unread::Partial) if end - self.start < MAX_CHUNK_LINE => self.more()?,
+                    Err(Unread::Partial) => {
+                        return Err(Stop::Reject(400, "a chunk size line is too long"));
                     }
-                    Err(_) => return Err(Stop::Reject(400, "malformed chunk size line")),
+                    Err(Unread::Malformed) => {
+                        return Err(Stop::Reject(400, "malformed chunk size line"));
+                    }
                 }
             };
             if size == 0 {
@@ -286,6 +307,11 @@ impl<'a, T: Transport> Conn<'a, T> {
         self.start += buffered;
         let mut filled = body.len();
         let end = filled + (n - buffered);
+        if filled < end {
+            // The rest must be waited for: answers to the requests before
+            // this one go out first.
+            self.flush()?;
+        }
         while filled < end {
             let limit = self.body_wait();
             let body = &mut self.request.body;
@@ -336,21 +362,26 @@ impl<'a, T: Transport> Conn<'a, T> {
             Err(payload) if payload.is::<Cancelled>() => panic::resume_unwind(payload),
             Err(_) => return Err(Stop::Reject(500, "the handler failed")),
         };
-        let keep_alive = head.keep_alive
-            && !response.wants_close()
-            && !self.watch.stopping.load(Ordering::Relaxed);
-        let announce = match (keep_alive, self.request.version()) {
-            (false, _) => KeepAlive::Close,
-            (true, Version::Http10) => KeepAlive::Announce,
-            (true, Version::Http11) => KeepAlive::Implied,
-        };
+        let version = self.request.version();
         let status = response.status();
         let no_body = forbids_body(status);
         let send_body = !no_body && !head.head_only;
         let framing = match response.body_bytes() {
             _ if no_body => Framing::None,
             Some(bytes) => Framing::Length(bytes.len()),
+            // HTTP/1.0 has no chunked coding (RFC 9112 §6.1): a body of
+            // unknown length ends where the connection does.
+            None if version == Version::Http10 => Framing::UntilClose,
             None => Framing::Chunked,
+        };
+        let keep_alive = head.keep_alive
+            && !matches!(framing, Framing::UntilClose)
+            && !response.wants_close()
+            && !self.watch.stopping.load(Ordering::Relaxed);
+        let announce = match (keep_alive, version) {
+            (false, _) => KeepAlive::Close,
+            (true, Version::Http10) => KeepAlive::Announce,
+            (true, Version::Http11) => KeepAlive::Implied,
         };
         response.write_head(&mut self.out, framing, announce);
         match response.into_body().into_content() {
@@ -362,7 +393,9 @@ impl<'a, T: Transport> Conn<'a, T> {
                     self.io.send(&bytes).map_err(|_| Stop::Quiet)?;
                 }
             }
-            Content::Stream(reader) if send_body => self.stream(reader)?,
+            Content::Stream(reader) if send_body => {
+                self.stream(reader, matches!(framing, Framing::Chunked))?;
+            }
             _ => {}
         }
         if self.out.len() >= FLUSH_AT {
@@ -371,8 +404,9 @@ impl<'a, T: Transport> Conn<'a, T> {
         Ok(keep_alive)
     }
 
-    /// Sends a streamed body as chunks, gathered `FLUSH_AT` at a time.
-    fn stream(&mut self, mut reader: Box<dyn Read>) -> Result<(), Stop> {
+    /// Sends a streamed body, as chunks if `chunked` (else as it is, for a
+    /// body that the connection's close ends), gathered `FLUSH_AT` at a time.
+    fn stream(&mut self, mut reader: Box<dyn Read>, chunked: bool) -> Result<(), Stop> {
         let mut scratch = vec![0; 16 << 10];
         loop {
             // The status is gone already: a failing reader can only end the
@@ -386,12 +420,18 @@ impl<'a, T: Transport> Conn<'a, T> {
                 }
             };
             if n == 0 {
-                self.out.extend_from_slice(b"0\r\n\r\n");
+                if chunked {
+                    self.out.extend_from_slice(b"0\r\n\r\n");
+                }
                 return Ok(());
             }
-            self.out.extend_from_slice(format!("{n:x}\r\n").as_bytes());
+            if chunked {
+                self.out.extend_from_slice(format!("{n:x}\r\n").as_bytes());
+            }
             self.out.extend_from_slice(&scratch[..n]);
-            self.out.extend_from_slice(b"\r\n");
+            if chunked {
+                self.out.extend_from_slice(b"\r\n");
+            }
             if self.out.len() >= FLUSH_AT {
                 self.flush()?;
             }
@@ -444,8 +484,11 @@ impl<'a, T: Transport> Conn<'a, T> {
         sent.map_err(|_| Stop::Quiet)
     }
 
-    /// Reads more of a request's body.
+    /// Reads more of a request's body, first sending the answers gathered
+    /// for the pipelined requests before it: the client may wait for them
+    /// before it sends the rest.
     fn more(&mut self) -> Result<(), Stop> {
+        self.flush()?;
         progress(self.fill(self.body_wait())).map(drop)
     }
 
@@ -550,11 +593,13 @@ fn analyse(request: &Request, limits: &Limits) -> Result<Head, Stop> {
         }
     }
     let version = request.version();
-    if version == Version::Http11 && hosts != 1 {
-        return Err(Stop::Reject(
-            400,
-            "an HTTP/1.1 request needs one Host header",
-        ));
+    // RFC 9112 §3.2: more than one Host is refused in any version; none,
+    // only from an HTTP/1.0 client.
+    if hosts > 1 {
+        return Err(Stop::Reject(400, "more than one Host header"));
+    }
+    if version == Version::Http11 && hosts == 0 {
+        return Err(Stop::Reject(400, "an HTTP/1.1 request needs a Host header"));
     }
     if coded && !chunked {
         // No coding at all (`Transfer-Encoding:` or `,`): chunked is not the

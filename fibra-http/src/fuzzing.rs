@@ -113,13 +113,19 @@ pub fn check_written(written: &[u8]) -> Result<(), String> {
     }
     let with_body = if value("transfer-encoding") == Some(b"chunked") {
         skip_chunks(rest).and_then(check_written)
-    } else {
-        let length = value("content-length")
-            .and_then(|v| std::str::from_utf8(v).ok()?.parse::<usize>().ok())
-            .ok_or(format!("a {status} response has no length"))?;
+    } else if let Some(length) = value("content-length") {
+        let length = std::str::from_utf8(length)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .ok_or(format!("a {status} response has a malformed length"))?;
         rest.get(length..)
             .ok_or_else(|| "a body is cut short".to_string())
             .and_then(check_written)
+    } else if value("connection") == Some(b"close") {
+        // A body the close ends (to an HTTP/1.0 client): all the rest.
+        return Ok(());
+    } else {
+        return Err(format!("a {status} response has no length"));
     };
     with_body.or_else(|why| check_written(rest).map_err(|_| why))
 }

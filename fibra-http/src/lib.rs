@@ -68,14 +68,18 @@
 //!
 //! # The protocol
 //!
-//! HTTP/1.1 and 1.0 (a later 1.x is answered as 1.1, RFC 9110 §2.5):
-//! keep-alive (1.1 by default, 1.0 when asked) and pipelining (answered in
-//! order, in as few writes as possible); targets in origin, absolute and
-//! asterisk form (see [`Request::path`]); request
+//! HTTP/1.1 and 1.0 (a later 1.x is answered as 1.1, RFC 9110 §2.5; empty
+//! lines before a request line are skipped, RFC 9112 §2.2): keep-alive (1.1
+//! by default, 1.0 when asked) and pipelining (answered in order, in as few
+//! writes as possible, and before the server waits for more of the client's
+//! bytes); targets in origin, absolute and asterisk form (see
+//! [`Request::path`] and [`Request::authority`]); request
 //! bodies framed by `Content-Length` or chunked (decoded before the handler
 //! runs; `Expect: 100-continue` is answered); responses framed by
-//! `Content-Length`, or chunked for a streamed [`Body`]; `HEAD` answered
-//! without a body; `Date` on every response.
+//! `Content-Length`, or chunked for a streamed [`Body`] (to an HTTP/1.0
+//! client, which knows no chunked coding, sent as it is and ended by the
+//! connection's close); `HEAD` answered without a body; `Date` on every
+//! response.
 //!
 //! # Bad input
 //!
@@ -84,17 +88,19 @@
 //!
 //! | the client | the answer |
 //! |---|---|
-//! | sends a malformed request line or header, a bad `Content-Length`, both or conflicting framings, no `Host` in HTTP/1.1, more than one, or one that is not `host[:port]` (RFC 3986) | `400 Bad Request` |
-//! | sends a chunked body with a chunk line outside RFC 9112's grammar (a bare LF or a control byte anywhere in it, whitespace that no `;` follows, a malformed extension), or a chunk or trailer line not ended by CRLF | `400 Bad Request` |
+//! | sends a malformed request line (a version that is not `HTTP/` DIGIT `.` DIGIT, such as `HTTP/01.1`, included) or header, a bad `Content-Length`, both or conflicting framings, more than one `Host` (in any version) or none in HTTP/1.1, or one that is not `host[:port]` (RFC 3986) | `400 Bad Request` |
+//! | sends a target in no form its method may use (RFC 9112 §3.2): not a path (`/…`) nor an absolute URI with a valid `host[:port]` (`GET hello`, `GET !`), `*` with a method other than `OPTIONS`, `host:port` with one other than `CONNECT` | `400 Bad Request` |
+//! | sends a chunked body with a chunk line outside RFC 9112's grammar (a bare LF or a control byte anywhere in it, whitespace that no `;` follows, a malformed extension), a chunk line over 1 KiB, more than 16 KiB of chunk extensions (and leading zeros) in one request, or a chunk or trailer line not ended by CRLF | `400 Bad Request` |
 //! | sends a request line over `max_head_bytes` | `414 URI Too Long` |
 //! | sends a head over `max_head_bytes` or more than `max_headers` fields | `431 Request Header Fields Too Large` |
 //! | announces or sends a body over `max_body_bytes` | `413 Content Too Large` |
 //! | sends `Transfer-Encoding` naming no coding (empty, or only commas), or with chunked not last or repeated | `400 Bad Request` |
 //! | uses a transfer coding other than chunked (whatever `Content-Length` says) | `501 Not Implemented` |
 //! | expects something other than `100-continue` | `417 Expectation Failed` |
-//! | sends a request line with an HTTP version other than 1.x (`HTTP/2.0`, `HTTP/0.9`) | `505 HTTP Version Not Supported` |
+//! | sends a request line with a well-formed HTTP version other than 1.x (`HTTP/2.0`, `HTTP/0.9`) | `505 HTTP Version Not Supported` |
 //! | stalls within a request past `request_timeout` (slowloris), or takes longer than `whole_request_timeout` to send all of one | `408 Request Timeout` |
 //! | idles between requests past `keep_alive_timeout`, disconnects or resets | the connection closes, nothing else |
+//! | (HTTPS) sends part of a TLS record between requests and stalls: nothing of it can be read, but something has begun | the connection closes at `request_timeout` (not `keep_alive_timeout`), nothing else |
 //! | triggers a panic in the handler | `500 Internal Server Error` |
 //!
 //! The server never stops accepting on a client's account.

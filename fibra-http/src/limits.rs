@@ -34,6 +34,8 @@ pub struct Limits {
     /// How long a request's head may take to arrive from its first byte, and
     /// how long each read of its body may wait for data; past it the client
     /// gets `408 Request Timeout` (this is what ends a slowloris client).
+    /// Over HTTPS it also bounds the handshake, and a TLS record begun
+    /// between requests: one not whole by then closes the connection.
     /// Default 10 s.
     pub request_timeout: Duration,
     /// How long a whole request, head and body, may take to arrive from its

@@ -5,6 +5,7 @@
 //! a range of that buffer, so a keep-alive connection reads requests without
 //! allocating once its buffers have grown to size.
 
+use crate::host;
 use std::fmt;
 use std::net::SocketAddr;
 use std::ops::Range;
@@ -43,8 +44,11 @@ pub enum Version {
 pub struct Request {
     head: Vec<u8>,
     method: Range<usize>,
-    /// The whole target, as sent; `path` and `query` are parts of it.
+    /// The whole target, as sent; `authority`, `path` and `query` are parts
+    /// of it.
     target: Range<usize>,
+    /// The target's authority, in absolute form (or authority form).
+    authority: Option<Range<usize>>,
     path: Range<usize>,
     query: Option<Range<usize>>,
     version: Version,
@@ -59,6 +63,7 @@ impl Request {
             head: Vec::new(),
             method: 0..0,
             target: 0..0,
+            authority: None,
             path: 0..0,
             query: None,
             version: Version::Http11,
@@ -83,7 +88,15 @@ impl Request {
         self.method = range(parsed.method.unwrap_or_default().as_bytes());
         self.target = range(parsed.path.unwrap_or_default().as_bytes());
         let mut target = self.target.clone();
-        target.start += authority_len(&raw[target.clone()]);
+        self.authority = None;
+        if self.method() == "CONNECT" && is_authority_form(&raw[target.clone()]) {
+            // Authority form: the whole target is the authority (and, with
+            // nothing else in it, the path too).
+            self.authority = Some(target.clone());
+        } else if let Some(authority) = absolute_form_authority(&raw[target.clone()]) {
+            self.authority = Some(target.start + authority.start..target.start + authority.end);
+            target.start += authority.end;
+        }
         match raw[target.clone()].iter().position(|&b| b == b'?') {
             Some(q) => {
                 self.path = target.start..target.start + q;
@@ -123,7 +136,8 @@ impl Request {
     /// (not percent-decoded). For a target in absolute form
     /// (`GET http://example.com/search?q=fibra`, as sent to proxies and
     /// accepted by servers, RFC 9112 §3.2.2) it is the path within it, and
-    /// `/` if it has none; for `OPTIONS *` it is `*`.
+    /// `/` if it has none (the host is [`authority`](Self::authority)); for
+    /// `OPTIONS *` it is `*`.
     pub fn path(&self) -> &str {
         match self.text(&self.path) {
             "" => "/",
@@ -140,6 +154,54 @@ impl Request {
     /// `http://example.com/search?q=fibra` in absolute form.
     pub fn target(&self) -> &str {
         self.text(&self.target)
+    }
+
+    /// The host (and port) the request is for, as sent: the target's
+    /// authority if it has one — `example.com:8080` for
+    /// `GET http://example.com:8080/search`, or the target of
+    /// `CONNECT example.com:443` — else the `Host` header (RFC 9112 §3.2.2:
+    /// the target's authority is the one a server uses, whatever `Host`
+    /// says). `None` where there is neither (an HTTP/1.0 request without
+    /// `Host`, or with an empty one). The server has checked that it is
+    /// `host[:port]` (RFC 3986), but not that it names this server.
+    ///
+    /// ```
+    /// use fibra_http::Request;
+    ///
+    /// let proxied = Request::from(
+    ///     http::Request::get("http://example.com:8080/search?q=fibra")
+    ///         .header("host", "other.example")
+    ///         .body(Vec::new())?,
+    /// );
+    /// assert_eq!(proxied.authority(), Some("example.com:8080"));
+    /// assert_eq!(proxied.path(), "/search");
+    /// assert_eq!(proxied.header("host"), Some("other.example"));
+    ///
+    /// let direct = Request::from(
+    ///     http::Request::get("/search").header("host", "example.com").body(Vec::new())?,
+    /// );
+    /// assert_eq!(direct.authority(), Some("example.com"));
+    /// # Ok::<(), http::Error>(())
+    /// ```
+    pub fn authority(&self) -> Option<&str> {
+        match &self.authority {
+            Some(authority) => Some(self.text(authority)),
+            None => self.header("host").map(str::trim).filter(|h| !h.is_empty()),
+        }
+    }
+
+    /// Whether the target has a form its method may use (RFC 9112 §3.2):
+    /// a path (origin form), an absolute URI (`scheme://host[:port]…`),
+    /// `*` for `OPTIONS` only, or `host[:port]` for `CONNECT` only.
+    pub(crate) fn has_valid_target(&self) -> bool {
+        let target = &self.head[self.target.clone()];
+        match &self.authority {
+            Some(authority) => {
+                let authority = &self.head[authority.clone()];
+                !authority.is_empty() && host::is_valid(authority)
+            }
+            None => target.starts_with(b"/") || (target == b"*" && self.method() == "OPTIONS"),
+        }
     }
 
     /// The HTTP version the request was sent with.
@@ -180,25 +242,28 @@ impl Request {
     }
 }
 
-/// How long the `scheme://authority` part of a target in absolute form is
-/// (0 for any other form): what comes after it is the path and query.
-fn authority_len(target: &[u8]) -> usize {
-    let Some(colon) = target.iter().position(|&b| b == b':') else {
-        return 0;
-    };
+/// Whether `target` is in authority form, `host:port` (RFC 9112 §3.2.3).
+fn is_authority_form(target: &[u8]) -> bool {
+    let port = target.iter().rposition(|&b| b == b':');
+    host::is_valid(target) && port.is_some_and(|colon| !target[colon..].contains(&b']'))
+}
+
+/// Where the authority of a target in absolute form (`scheme://authority`,
+/// then the path and query) is in it; `None` for any other form.
+fn absolute_form_authority(target: &[u8]) -> Option<Range<usize>> {
+    let colon = target.iter().position(|&b| b == b':')?;
     let (scheme, rest) = target.split_at(colon);
     let is_scheme = scheme.first().is_some_and(u8::is_ascii_alphabetic)
         && scheme
             .iter()
             .all(|&b| b.is_ascii_alphanumeric() || b"+-.".contains(&b));
-    let Some(after) = rest.strip_prefix(b"://").filter(|_| is_scheme) else {
-        return 0;
-    };
-    let authority = after
+    let after = rest.strip_prefix(b"://").filter(|_| is_scheme)?;
+    let len = after
         .iter()
         .position(|&b| b == b'/' || b == b'?')
         .unwrap_or(after.len());
-    colon + 3 + authority
+    let start = colon + 3;
+    Some(start..start + len)
 }
 
 impl fmt::Debug for Request {
@@ -219,15 +284,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn absolute_forms() {
+        assert_eq!(absolute_form_authority(b"/a?b"), None);
+        assert_eq!(absolute_form_authority(b"*"), None);
+        assert_eq!(absolute_form_authority(b"/x://y"), None);
+        assert_eq!(absolute_form_authority(b"example.com:443"), None);
+        assert_eq!(absolute_form_authority(b"http://x/hello"), Some(7..8));
+        assert_eq!(
+            absolute_form_authority(b"HTTPS://a.b:8080/p?q"),
+            Some(8..16)
+        );
+        assert_eq!(absolute_form_authority(b"http://x"), Some(7..8));
+        assert_eq!(absolute_form_authority(b"http://x?q=1"), Some(7..8));
+        assert_eq!(absolute_form_authority(b"1http://x/"), None);
+    }
+
+    #[test]
     fn authority_forms() {
-        assert_eq!(authority_len(b"/a?b"), 0);
-        assert_eq!(authority_len(b"*"), 0);
-        assert_eq!(authority_len(b"/x://y"), 0);
-        assert_eq!(authority_len(b"example.com:443"), 0);
-        assert_eq!(authority_len(b"http://x/hello"), 8);
-        assert_eq!(authority_len(b"HTTPS://a.b:8080/p?q"), 16);
-        assert_eq!(authority_len(b"http://x"), 8);
-        assert_eq!(authority_len(b"http://x?q=1"), 8);
-        assert_eq!(authority_len(b"1http://x/"), 0);
+        for good in [&b"example.com:443"[..], b"[::1]:8443", b"127.0.0.1:80"] {
+            assert!(is_authority_form(good), "{good:?}");
+        }
+        for bad in [&b"example.com"[..], b"[::1]", b"/x", b"*", b"a b:1", b"a:b"] {
+            assert!(!is_authority_form(bad), "{bad:?}");
+        }
     }
 }

@@ -11,7 +11,8 @@ use std::io::Read;
 /// An HTTP response: a status, headers and a body.
 ///
 /// The server frames it: it adds `Content-Length` for a body of bytes, or
-/// sends a streamed body chunked, and it adds `Date` and, when the connection
+/// sends a streamed body chunked (to an HTTP/1.0 client, which knows no
+/// chunked coding, as it is, closing the connection after it), and it adds `Date` and, when the connection
 /// ends after this response, `Connection: close`. Framing headers a handler
 /// sets (`Content-Length`, `Transfer-Encoding`) are not sent; a handler that
 /// sets `Connection: close` gets the connection closed after the response.
@@ -51,8 +52,10 @@ pub(crate) enum Content {
 
 impl Body {
     /// A body streamed from `reader` until it reports the end, sent with
-    /// chunked framing (its length need not be known). A read error ends the
-    /// connection, since the status has already been sent.
+    /// chunked framing (its length need not be known). An HTTP/1.0 client
+    /// knows no chunked coding: it gets the body as it is, and the close of
+    /// the connection after it marks its end (RFC 9112 §6.1, §6.3). A read
+    /// error ends the connection, since the status has already been sent.
     pub fn stream(reader: impl Read + 'static) -> Body {
         Body(Content::Stream(Box::new(reader)))
     }
@@ -276,7 +279,7 @@ impl Response {
                 out.extend_from_slice(b"\r\n");
             }
             Framing::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
-            Framing::None => {}
+            Framing::UntilClose | Framing::None => {}
         }
         match keep_alive {
             KeepAlive::Close => out.extend_from_slice(b"connection: close\r\n"),
@@ -296,6 +299,9 @@ impl Response {
 pub(crate) enum Framing {
     Length(usize),
     Chunked,
+    /// A body of unknown length to an HTTP/1.0 client, which knows no
+    /// chunked coding: it ends where the connection closes.
+    UntilClose,
     /// No body and no length (1xx, 204, 304).
     None,
 }

@@ -8,8 +8,11 @@
 //! plain one does, and everything above the [`Transport`] — keep-alive,
 //! pipelining, the limits — is the same code over TCP and over TLS.
 
+mod records;
+
 use crate::transport::Transport;
 use fibra::net::TcpStream;
+use records::Records;
 use rustls::{ServerConfig, ServerConnection};
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
@@ -20,12 +23,20 @@ use std::time::{Duration, Instant};
 pub(crate) struct TlsStream {
     tcp: TcpStream,
     tls: ServerConnection,
+    /// Where the bytes read stand between records.
+    records: Records,
+    /// How long a record may take to arrive whole from its first byte, when
+    /// a read would wait longer (for an idle connection's next request).
+    record_limit: Duration,
 }
 
 impl TlsStream {
     /// Runs the server's side of the handshake on `tcp`, for at most
     /// `limit`: a client that stalls in it, or fails it, costs only this
-    /// connection (which the caller then drops, closing it).
+    /// connection (which the caller then drops, closing it). Later, `limit`
+    /// is also how long a record may take to arrive whole while the
+    /// connection waits for a request: a record begun is a request begun
+    /// (see `read_within` below).
     ///
     /// # Errors
     ///
@@ -39,7 +50,12 @@ impl TlsStream {
         limit: Duration,
     ) -> io::Result<TlsStream> {
         let tls = ServerConnection::new(config).map_err(io::Error::other)?;
-        let mut stream = TlsStream { tcp, tls };
+        let mut stream = TlsStream {
+            tcp,
+            tls,
+            records: Records::default(),
+            record_limit: limit,
+        };
         let deadline = Instant::now() + limit;
         while stream.tls.is_handshaking() {
             if stream.receive(deadline)? == 0 {
@@ -67,7 +83,11 @@ impl TlsStream {
             return Err(io::ErrorKind::TimedOut.into());
         }
         self.tcp.set_read_timeout(Some(left))?;
-        let read = self.tls.read_tls(&mut self.tcp)?;
+        let mut followed = Followed {
+            tcp: &self.tcp,
+            records: &mut self.records,
+        };
+        let read = self.tls.read_tls(&mut followed)?;
         if let Err(err) = self.tls.process_new_packets() {
             // rustls has queued the alert that tells the client why; the
             // connection ends either way.
@@ -78,9 +98,30 @@ impl TlsStream {
     }
 }
 
+/// The TCP stream, read while its records are followed.
+struct Followed<'a> {
+    tcp: &'a TcpStream,
+    records: &'a mut Records,
+}
+
+impl Read for Followed<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.tcp.read(buf)?;
+        self.records.follow(&buf[..read]);
+        Ok(read)
+    }
+}
+
 impl Transport for TlsStream {
+    /// As over TCP, but what arrives is decrypted records: bytes of a record
+    /// not yet whole cannot be read. So a connection that waits for its next
+    /// request (`limit` is `keep_alive_timeout`) and receives part of a
+    /// record waits at most `record_limit` (`request_timeout`) from then for
+    /// the rest, as for a request head begun, not the idle connection's
+    /// `limit`. (The other waits are no longer than `record_limit` anyway.)
     fn read_within(&mut self, buf: &mut [u8], limit: Duration) -> io::Result<usize> {
-        let deadline = Instant::now() + limit;
+        let idle_deadline = Instant::now() + limit;
+        let mut partial_since = self.records.is_partial().then(Instant::now);
         loop {
             match self.tls.reader().read(buf) {
                 // Data, or 0: the client's `close_notify`.
@@ -89,9 +130,17 @@ impl Transport for TlsStream {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
                 Err(err) => return Err(err),
             }
+            let deadline = partial_since.map_or(idle_deadline, |since| {
+                idle_deadline.min(since + self.record_limit)
+            });
             if self.receive(deadline)? == 0 {
                 return Ok(0);
             }
+            partial_since = if self.records.is_partial() {
+                partial_since.or_else(|| Some(Instant::now()))
+            } else {
+                None
+            };
         }
     }
 

@@ -42,3 +42,53 @@ fn the_seeds_are_answered_as_expected() {
     let gzip = answer(b"\x20POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n");
     assert!(gzip.starts_with("HTTP/1.1 501 "), "{gzip}");
 }
+
+/// The inputs of the defects an outside review found (issue 25), kept in
+/// the corpus, get the answers the crate docs list.
+#[test]
+fn the_review_cases_are_answered_as_documented() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/request_reader");
+    let answer = |name: &str| {
+        let input = std::fs::read(corpus.join(name)).unwrap();
+        String::from_utf8_lossy(&serve_bytes(&input)).into_owned()
+    };
+    let statuses = |name: &str| -> Vec<String> {
+        let written = answer(name);
+        written
+            .match_indices("HTTP/1.1 ")
+            .map(|(at, _)| written[at + 9..at + 12].to_string())
+            .collect()
+    };
+    // N1: the answer to GET, then 408 for the body that stalls.
+    for name in [
+        "8d197b88ffa13f01f4d4047e13e26528bc245c7e",
+        "9ed512ddb1e109d206c74841aad679ec60c4435c",
+    ] {
+        assert_eq!(statuses(name), ["200", "408"], "{name}");
+    }
+    // N2: a streamed body to HTTP/1.0, as it is, and the connection closes.
+    let streamed = answer("825f5b8e6842acae67190ebc7a68cea749a52430");
+    assert!(!streamed.contains("transfer-encoding"), "{streamed}");
+    assert!(streamed.contains("connection: close\r\n"), "{streamed}");
+    assert!(streamed.ends_with("\r\n\r\nstreamed body"), "{streamed}");
+    for (name, status) in [
+        // N3: two Host lines in HTTP/1.0.
+        ("ef35be7a11e9347a0f712cefbba169e23c9b9f5d", "400"),
+        // N4: a chunk line over 1 KiB; 20 KB of extensions or leading zeros.
+        ("539f126d82a4944a4d2a209a46d47cb174559f29", "400"),
+        ("12aaac7cd04b92f9f5fa498eadfb45d8af77ba93", "400"),
+        ("0f616a9971cabe7bba8570446d5474d25182e76a", "400"),
+        // HTTP/01.1, HTTP/4294967295.255; HTTP/1.2 and HTTP/2.0 after an
+        // empty line (the second a byte at a time).
+        ("0dd87d774556d4970c6dbaedac00397948efc47a", "400"),
+        ("04daa42cd9eaad2568740a9cae1e908890f725ad", "400"),
+        ("31c2ab39c28215edbf01af9db629913611f737e0", "200"),
+        ("e71e6cdde4bdc5d187c47f08b3e19196c89cbb4e", "505"),
+        // GET hello, GET *, an authority with userinfo.
+        ("d508d82991a94b9a16fb2954c0e3a88ccdced2c1", "400"),
+        ("a55ef4576286b76a1133ce9a10c377a2bacd11c8", "400"),
+        ("e322305baec2e5793806507f4219560648a15bb6", "400"),
+    ] {
+        assert_eq!(statuses(name), [status], "{name}");
+    }
+}

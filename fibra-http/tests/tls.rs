@@ -8,7 +8,7 @@
 mod common;
 
 use common::{Client, Running};
-use fibra_http::{Limits, Mode, Request, Response, Router, Server};
+use fibra_http::{Body, Limits, Mode, Request, Response, Router, Server};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, StreamOwned};
@@ -71,6 +71,9 @@ fn router() -> Router {
         })
         .get("/peer", |r: &Request| {
             Response::text(format!("{}\n", r.peer_addr().unwrap().port()))
+        })
+        .get("/stream", |_: &Request| {
+            Response::new(200).with_body(Body::stream(std::io::Cursor::new(big_body())))
         })
 }
 
@@ -270,4 +273,88 @@ fn curl_fetches_over_https_on_one_connection() {
         );
     }
     std::fs::remove_file(&ca).unwrap();
+}
+
+/// A connection between requests that gets part of a TLS record, and no
+/// more, has begun a request: it is closed at `request_timeout`, not kept
+/// for `keep_alive_timeout` as an idle one is.
+#[test]
+fn a_tls_record_that_never_completes_is_closed_at_the_request_timeout() {
+    let limits = Limits {
+        request_timeout: Duration::from_millis(300),
+        keep_alive_timeout: Duration::from_secs(120),
+        ..Limits::default()
+    };
+    for mode in MODES {
+        let server = https(mode, limits.clone());
+        for version in VERSIONS {
+            let mut idle = tls_client(server.addr, version);
+            idle.send(GET_HELLO);
+            assert_eq!(idle.response().status, 200);
+
+            let mut client = tls_client(server.addr, version);
+            client.send(GET_HELLO);
+            assert_eq!(client.response().status, 200);
+            // Half of the record that carries the next request.
+            client.stream.conn.writer().write_all(GET_HELLO).unwrap();
+            let mut record = Vec::new();
+            client.stream.conn.write_tls(&mut record).unwrap();
+            let half = &record[..record.len() / 2];
+            client.stream.sock.write_all(half).unwrap();
+            // Closed long before the client's read timeout (20 s).
+            let mut answer = Vec::new();
+            match client.stream.sock.read_to_end(&mut answer) {
+                Ok(_) => {}
+                Err(err) if err.kind() == ErrorKind::ConnectionReset => {}
+                Err(err) => panic!("a half record kept the connection ({mode:?}): {err}"),
+            }
+
+            // Idle as long, the other connection is still served.
+            idle.send(GET_HELLO);
+            assert_eq!(idle.response().body, b"Hello, world!\n");
+        }
+    }
+}
+
+/// As over TCP (N1): the answer to a pipelined request is sent before the
+/// server waits for the rest of the next request's body.
+#[test]
+fn a_pipelined_answer_is_sent_over_tls_before_waiting_for_the_next_body() {
+    let limits = Limits {
+        request_timeout: Duration::from_secs(120),
+        whole_request_timeout: Duration::from_secs(300),
+        ..Limits::default()
+    };
+    for mode in MODES {
+        let server = https(mode, limits.clone());
+        let mut client = tls_client(server.addr, &rustls::version::TLS13);
+        let mut burst = GET_HELLO.to_vec();
+        burst.extend_from_slice(
+            b"POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\nhello",
+        );
+        client.send(&burst);
+        assert_eq!(client.response().body, b"Hello, world!\n", "{mode:?}");
+        client.send(b"world");
+        assert_eq!(client.response().body, b"helloworld");
+    }
+}
+
+/// As over TCP (N2): a streamed body to HTTP/1.0 is sent as it is; over TLS
+/// its end is the session's `close_notify`, so a cut-off body is told from
+/// a whole one.
+#[test]
+fn a_streamed_body_to_http_1_0_over_tls_ends_with_close_notify() {
+    for mode in MODES {
+        let server = https(mode, Limits::default());
+        let mut client = tls_client(server.addr, &rustls::version::TLS12);
+        client.send(b"GET /stream HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+        let reply = client.head_response();
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.header("transfer-encoding"), None);
+        assert!(reply.closes(), "{mode:?}");
+        let mut body = std::mem::take(&mut client.buf);
+        // An end without close_notify would be an UnexpectedEof error here.
+        client.stream.read_to_end(&mut body).unwrap();
+        assert!(body == big_body(), "{} bytes", body.len());
+    }
 }

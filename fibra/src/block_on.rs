@@ -4,8 +4,10 @@
 
 use crate::runtime::WaitReason;
 use crate::runtime::{self, Unparker, scheduler};
+use std::any::Any;
 use std::future::Future;
-use std::pin::pin;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
@@ -23,7 +25,9 @@ use std::thread::{self, Thread};
 /// A future that needs a particular executor's reactor (tokio's sockets and
 /// timers, say) still needs that reactor running somewhere; this runs futures
 /// that are woken by whatever they wait for (a channel, another thread, a
-/// timer of their own).
+/// timer of their own). Run tokio's with `fibra::tokio::block_on` (cargo
+/// feature `tokio`): a future that panics here with tokio's "there is no
+/// reactor running" gets that advice added to its panic message.
 ///
 /// ```
 /// use std::future::Future;
@@ -81,7 +85,8 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
         } else {
             Waker::from(Arc::new(OsWaker(thread::current())))
         };
-        if let Poll::Ready(output) = future.as_mut().poll(&mut Context::from_waker(&waker)) {
+        let cx = &mut Context::from_waker(&waker);
+        if let Poll::Ready(output) = poll_explaining_tokio(future.as_mut(), cx) {
             return output;
         }
         drop(waker);
@@ -93,6 +98,30 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
             thread::park();
         }
     }
+}
+
+/// Polls `future`; if the poll panics because the future needs tokio's
+/// runtime (tokio's "there is no reactor running, must be called from the
+/// context of a Tokio 1.x runtime"), panics again saying what to use instead.
+/// Any other panic continues as it was.
+fn poll_explaining_tokio<F: Future>(future: Pin<&mut F>, cx: &mut Context<'_>) -> Poll<F::Output> {
+    // Unwind safety: on a panic nothing here is used again; the panic goes on.
+    match panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+        Ok(polled) => polled,
+        Err(payload) => match panic_message(&*payload) {
+            Some(message) if message.contains("Tokio 1.x runtime") => panic!(
+                "{message}\n(fibra: `fibra::block_on` runs no tokio reactor; run futures that \
+                 need tokio with `fibra::tokio::block_on`, cargo feature \"tokio\")"
+            ),
+            _ => panic::resume_unwind(payload),
+        },
+    }
+}
+
+/// A panic's message, where it is text.
+fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
+    (payload.downcast_ref::<&str>().copied())
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
 }
 
 /// Whether the caller is a green thread (rather than a plain OS thread, or a

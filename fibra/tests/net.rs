@@ -352,6 +352,103 @@ fn a_write_timeout_ends_a_write_to_a_peer_that_does_not_read() {
 }
 
 #[test]
+fn an_accept_timeout_ends_a_wait_for_a_connection() {
+    use std::time::Duration;
+    fibra::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        assert_eq!(listener.read_timeout().unwrap(), None);
+        assert_eq!(
+            listener
+                .set_read_timeout(Some(Duration::ZERO))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::InvalidInput
+        );
+        listener
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        assert_eq!(
+            listener.read_timeout().unwrap(),
+            Some(Duration::from_millis(20))
+        );
+        for _ in 0..2 {
+            assert_eq!(listener.accept().unwrap_err().kind(), ErrorKind::TimedOut);
+        }
+        // A connection that is there is taken, timeout or not.
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (_, peer) = listener.accept().unwrap();
+        assert_eq!(peer, client.local_addr().unwrap());
+    });
+}
+
+#[test]
+fn udp_timeouts_end_a_wait_for_a_datagram() {
+    use std::time::Duration;
+    fibra::run(|| {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        assert_eq!(socket.read_timeout().unwrap(), None);
+        assert_eq!(socket.write_timeout().unwrap(), None);
+        for set in [UdpSocket::set_read_timeout, UdpSocket::set_write_timeout] {
+            let err = set(&socket, Some(Duration::ZERO)).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        }
+        let limit = Some(Duration::from_millis(20));
+        socket.set_read_timeout(limit).unwrap();
+        socket.set_write_timeout(limit).unwrap();
+        assert_eq!(socket.read_timeout().unwrap(), limit);
+        assert_eq!(socket.write_timeout().unwrap(), limit);
+        let err = socket.recv_from(&mut [0; 16]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TimedOut);
+        socket.connect(socket.local_addr().unwrap()).unwrap();
+        assert_eq!(
+            socket.recv(&mut [0; 16]).unwrap_err().kind(),
+            ErrorKind::TimedOut
+        );
+        // A datagram that comes is received, timeout or not.
+        socket.send(b"self").unwrap();
+        let mut buf = [0; 16];
+        assert_eq!(socket.recv(&mut buf).unwrap(), 4);
+        assert_eq!(&buf[..4], b"self");
+    });
+}
+
+#[test]
+fn connect_timeout_connects_or_times_out() {
+    use std::time::Duration;
+    fibra::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).unwrap();
+        assert_eq!(stream.peer_addr().unwrap(), addr);
+        assert_eq!(stream.write_timeout().unwrap(), None);
+        let err = TcpStream::connect_timeout(&addr, Duration::ZERO).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+
+        // A listener with a backlog of 0 whose queue is full: Linux drops
+        // the SYNs of further connections, which wait until they time out.
+        let full =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        full.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
+            .unwrap();
+        full.listen(0).unwrap();
+        let full_addr = full.local_addr().unwrap().as_socket().unwrap();
+        let mut connected = Vec::new();
+        let err = loop {
+            match TcpStream::connect_timeout(&full_addr, Duration::from_millis(100)) {
+                Ok(stream) if connected.len() < 8 => connected.push(stream),
+                Ok(_) => panic!("the listener's queue never filled"),
+                Err(err) => break err,
+            }
+        };
+        assert_eq!(err.kind(), ErrorKind::TimedOut);
+        assert!(
+            !connected.is_empty(),
+            "the first connection fills the queue"
+        );
+    });
+}
+
+#[test]
 fn a_connection_accepted_as_std_is_served_by_another_runtime() {
     let (to_worker, from_acceptor) = std::sync::mpsc::channel::<std::net::TcpStream>();
     let worker = std::thread::spawn(move || {

@@ -285,3 +285,68 @@ fn a_thread_cancelled_inside_a_tokio_future_leaves_nothing_entered() {
     assert!(outside);
     assert_eq!(value, 3);
 }
+
+/// The name of the OS thread a tokio task spawned from the bridge runs on:
+/// which runtime the bridge used.
+fn bridge_task_thread() -> Option<String> {
+    fibra::tokio::block_on(async {
+        tokio::spawn(async { std::thread::current().name().map(str::to_string) })
+            .await
+            .unwrap()
+    })
+}
+
+/// A program that runs tokio starts fibra from one of its `spawn_blocking`
+/// threads: the bridge uses the program's runtime (its tasks run on the
+/// program's threads), not a second one of its own.
+#[test]
+fn from_a_program_runtimes_thread_the_bridge_uses_that_runtime() {
+    let names = without_hanging("fibra::run on a spawn_blocking thread", || {
+        let program = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("program")
+            .enable_all()
+            .build()
+            .unwrap();
+        program.block_on(async {
+            tokio::task::spawn_blocking(|| {
+                let outside = bridge_task_thread();
+                let green = fibra::run(|| {
+                    let other = fibra::spawn(bridge_task_thread);
+                    let here = bridge_task_thread();
+                    (here, other.join().unwrap())
+                });
+                (outside, green, fibra::tokio::handle().runtime_flavor())
+            })
+            .await
+            .unwrap()
+        })
+    });
+    let program = Some("program".to_string());
+    assert_eq!(names.0, program);
+    assert_eq!(names.1, (program.clone(), program));
+    assert_eq!(names.2, tokio::runtime::RuntimeFlavor::MultiThread);
+}
+
+/// From a thread of no tokio runtime, the bridge uses its background one.
+#[test]
+fn elsewhere_the_bridge_uses_its_background_runtime() {
+    let name = fibra::run(bridge_task_thread);
+    assert_eq!(name.as_deref(), Some("fibra-tokio"));
+}
+
+/// `fibra::block_on` does not run tokio's reactor: a tokio timer panics
+/// there, and the panic says which `block_on` to use.
+#[test]
+fn a_tokio_future_under_fibras_own_block_on_names_the_bridge() {
+    let payload = panic::catch_unwind(|| {
+        fibra::block_on(async { tokio::time::sleep(Duration::from_millis(1)).await })
+    })
+    .unwrap_err();
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(message.contains("no reactor running"), "{message}");
+    assert!(message.contains("fibra::tokio::block_on"), "{message}");
+}

@@ -142,12 +142,54 @@ fn abandoned_socket_waiter_passes_its_turn() -> Result<(), String> {
     })
 }
 
+/// A scoped thread cancelled is abandoned at once: its scope counts it as
+/// ended (else `scope` would wait for it for ever), and what it borrowed is
+/// never touched again (its stack is leaked, nothing on it dropped).
+fn cancelled_scoped_thread_ends_for_its_scope() -> Result<(), String> {
+    let drops = Rc::new(Cell::new(0));
+    let d = drops.clone();
+    fibra::run(move || {
+        let borrowed = Count(d);
+        fibra::scope(|s| {
+            let worker = s.spawn(|| {
+                let _borrows = &borrowed;
+                fibra::time::sleep(Duration::from_secs(60));
+            });
+            fibra::runtime::yield_now();
+            worker.cancel();
+            match worker.join() {
+                Err(JoinError::Cancelled) => Ok(()),
+                other => Err(format!("join -> {other:?}")),
+            }
+        })
+    })?;
+    (drops.get() == 1)
+        .then_some(())
+        .ok_or(format!("the borrowed value dropped {} times", drops.get()))
+}
+
+/// A cancel through a `RemoteJoinHandle` abandons the thread, and its joiner
+/// is told so.
+fn remote_cancel_abandons_the_thread() -> Result<(), String> {
+    fibra::run(|| {
+        let worker = fibra::runtime::handle()
+            .spawn(|| fibra::time::sleep(Duration::from_secs(60)))
+            .map_err(|e| e.to_string())?;
+        fibra::time::sleep(Duration::from_millis(1)); // it starts, and parks
+        worker.cancel();
+        match worker.join() {
+            Err(JoinError::Cancelled) => Ok(()),
+            other => Err(format!("join -> {other:?}")),
+        }
+    })
+}
+
 fn main() {
     if !cfg!(panic = "abort") {
         eprintln!("build this with `--profile abort` (panic = \"abort\"): it checks that strategy");
         std::process::exit(2);
     }
-    let checks: [(&str, Check); 7] = [
+    let checks: [(&str, Check); 9] = [
         (
             "a generator dropped before its end",
             generator_dropped_early,
@@ -175,6 +217,14 @@ fn main() {
         (
             "an abandoned socket waiter passes its turn on",
             abandoned_socket_waiter_passes_its_turn,
+        ),
+        (
+            "a cancelled scoped thread ends for its scope",
+            cancelled_scoped_thread_ends_for_its_scope,
+        ),
+        (
+            "a remote cancel abandons the thread",
+            remote_cancel_abandons_the_thread,
         ),
     ];
     let mut failed = 0;

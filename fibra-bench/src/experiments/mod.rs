@@ -8,6 +8,7 @@ mod e3;
 mod e4;
 mod echo;
 mod fanin;
+mod green_local;
 mod limits;
 mod may_child;
 mod park;
@@ -61,6 +62,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
     fanin::EXPERIMENT,
     scale::EXPERIMENT,
     park::EXPERIMENT,
+    green_local::EXPERIMENT,
 ];
 
 /// The experiment called `name`.

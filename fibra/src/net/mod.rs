@@ -38,17 +38,27 @@
 //! });
 //! ```
 //!
+//! Every address argument takes a [`ToSocketAddrs`] (implemented for the
+//! same types as `std`'s): a numeric address is used as it is, and a host
+//! name (`"example.com:80"`, `("example.com", 80)`) is resolved by
+//! [`lookup_host`] on the [`blocking`](crate::blocking()) pool, parking only
+//! the calling green thread. Each socket type bounds its waits with
+//! `set_read_timeout` (for a listener: its accepts) and, where it writes,
+//! `set_write_timeout`; [`TcpStream::connect_timeout`] bounds a connect.
+//!
 //! A socket belongs to the runtime of the OS thread that made it (it is neither
 //! `Send` nor `Sync`). To hand a connection to another OS thread, move the
 //! `std` socket there (a Unix socket's `into_std` gives one back) and take it
 //! over with `from_std`.
 
+mod lookup;
 pub(crate) mod registration;
 mod tcp;
 mod udp;
 mod unix_datagram;
 mod unix_stream;
 
+pub use lookup::{ToSocketAddrs, lookup_host};
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;
 pub use unix_datagram::UnixDatagram;

@@ -1,12 +1,14 @@
 //! A socket registered with the runtime's reactor, and the loop every socket
 //! operation runs: try it; if the kernel says it would block, park the green
 //! thread until the reactor reports the socket ready, and try again — for at
-//! most the direction's timeout, if one is set.
+//! most the direction's timeout, if one is set. A child's pipes and its
+//! pidfd (`process`) are registered the same way.
 
 use crate::runtime::reactor::{Direction, IoKey, Turn};
 use crate::runtime::scheduler::{self, Scheduler};
 use crate::runtime::{SocketDirection, WaitReason};
 use crate::time::deadline_after;
+use mio::Interest;
 use mio::event::Source;
 use std::cell::Cell;
 use std::io;
@@ -29,14 +31,25 @@ struct Limit {
 }
 
 impl<S: Source + AsRawFd> Registration<S> {
-    /// Registers `source` with the reactor of the calling thread's runtime.
+    /// Registers `source` with the reactor of the calling thread's runtime,
+    /// for both directions.
     ///
     /// # Panics
     ///
     /// Outside a runtime.
-    pub(crate) fn new(mut source: S) -> io::Result<Self> {
+    pub(crate) fn new(source: S) -> io::Result<Self> {
+        Registration::with_interest(source, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    /// Registers `source` for the directions of `interest` only: a pipe's end
+    /// or a pidfd, which kqueue may refuse to watch the other way.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime.
+    pub(crate) fn with_interest(mut source: S, interest: Interest) -> io::Result<Self> {
         let scheduler = scheduler::current();
-        let key = scheduler.reactor.register(&mut source)?;
+        let key = scheduler.reactor.register(&mut source, interest)?;
         Ok(Registration {
             source,
             key,
@@ -55,12 +68,7 @@ impl<S: Source + AsRawFd> Registration<S> {
         direction: Direction,
         timeout: Option<Duration>,
     ) -> io::Result<()> {
-        if timeout == Some(Duration::ZERO) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "cannot set a 0 duration timeout",
-            ));
-        }
+        check_timeout(timeout)?;
         self.limits[direction as usize].timeout.set(timeout);
         Ok(())
     }
@@ -69,7 +77,7 @@ impl<S: Source + AsRawFd> Registration<S> {
         self.limits[direction as usize].timeout.get()
     }
 
-    pub(super) fn source(&self) -> &S {
+    pub(crate) fn source(&self) -> &S {
         &self.source
     }
 
@@ -90,6 +98,24 @@ impl<S: Source + AsRawFd> Registration<S> {
     pub(crate) fn io<T>(
         &self,
         direction: Direction,
+        op: impl FnMut(&S) -> io::Result<T>,
+    ) -> io::Result<T> {
+        let reason = WaitReason::Socket {
+            fd: self.source.as_raw_fd(),
+            direction: match direction {
+                Direction::Read => SocketDirection::Read,
+                Direction::Write => SocketDirection::Write,
+            },
+        };
+        self.io_as(direction, reason, op)
+    }
+
+    /// [`io`](Self::io), with what a dump says the green thread waits for
+    /// while it is parked (a child's exit, say, rather than a socket).
+    pub(crate) fn io_as<T>(
+        &self,
+        direction: Direction,
+        reason: WaitReason,
         mut op: impl FnMut(&S) -> io::Result<T>,
     ) -> io::Result<T> {
         let mut turn = Turn::new(&self.scheduler, self.key, direction);
@@ -119,18 +145,24 @@ impl<S: Source + AsRawFd> Registration<S> {
                     timer = Some(self.scheduler.arm_timer(deadline));
                 }
             }
-            turn.wait(
-                task,
-                WaitReason::Socket {
-                    fd: self.source.as_raw_fd(),
-                    direction: match direction {
-                        Direction::Read => SocketDirection::Read,
-                        Direction::Write => SocketDirection::Write,
-                    },
-                },
-            );
+            turn.wait(task, reason);
         }
     }
+}
+
+/// Checks a timeout as `std`'s setters do.
+///
+/// # Errors
+///
+/// `InvalidInput` for `Some(Duration::ZERO)`.
+pub(crate) fn check_timeout(timeout: Option<Duration>) -> io::Result<()> {
+    if timeout == Some(Duration::ZERO) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "cannot set a 0 duration timeout",
+        ));
+    }
+    Ok(())
 }
 
 impl<S: Source> Drop for Registration<S> {

@@ -1,22 +1,23 @@
 //! TCP for green threads: a listener and a stream whose blocking operations
 //! park only the calling green thread.
 
-use super::registration::Registration;
+use super::lookup::{ToSocketAddrs, lookup_host};
+use super::registration::{Registration, check_timeout};
 use crate::runtime::reactor::Direction;
 use std::fmt;
 use std::io::{self, IoSlice, IoSliceMut, Read, Write};
-use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr};
 use std::time::Duration;
 
-/// Calls `op` with each address `addrs` resolves to, until one succeeds;
-/// returns the last error otherwise (or an `InvalidInput` one if there was no
-/// address at all).
+/// Calls `op` with each address `addrs` resolves to (see [`lookup_host`]),
+/// until one succeeds; returns the last error otherwise (or an `InvalidInput`
+/// one if there was no address at all).
 pub(super) fn each_addr<T>(
     addrs: impl ToSocketAddrs,
     mut op: impl FnMut(SocketAddr) -> io::Result<T>,
 ) -> io::Result<T> {
     let mut last = None;
-    for addr in addrs.to_socket_addrs()? {
+    for addr in lookup_host(addrs)? {
         match op(addr) {
             Ok(value) => return Ok(value),
             Err(err) => last = Some(err),
@@ -60,7 +61,9 @@ pub struct TcpListener {
 
 impl TcpListener {
     /// Binds to the first of `addr`'s addresses that works, with `SO_REUSEADDR`
-    /// (as `std` does) and a listen backlog of 1,024.
+    /// (as `std` does) and a listen backlog of 1,024. A host name is resolved
+    /// by [`lookup_host`](super::lookup_host), parking only the calling green
+    /// thread.
     ///
     /// # Panics
     ///
@@ -90,6 +93,11 @@ impl TcpListener {
     }
 
     /// Waits for a connection and returns it with the peer's address.
+    ///
+    /// # Errors
+    ///
+    /// The socket's error, or `TimedOut` if a [read
+    /// timeout](Self::set_read_timeout) is set and no connection came in time.
     pub fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         let (stream, addr) = self.inner.io(Direction::Read, |l| l.accept())?;
         Ok((TcpStream::from_mio(stream)?, addr))
@@ -114,6 +122,38 @@ impl TcpListener {
     /// it was bound to port 0).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.inner.source().local_addr()
+    }
+
+    /// Bounds how long [`accept`](Self::accept) (and
+    /// [`accept_std`](Self::accept_std), [`incoming`](Self::incoming)) waits
+    /// for a connection (`None`, the default: forever); one that waits longer
+    /// fails with `ErrorKind::TimedOut`. A listener's read is its accept:
+    /// the kernel's `SO_RCVTIMEO` bounds a blocking `accept` the same way.
+    /// The timeout applies to each call, as [`TcpStream`]'s do.
+    ///
+    /// ```
+    /// use fibra::net::TcpListener;
+    /// use std::io::ErrorKind;
+    /// use std::time::Duration;
+    ///
+    /// fibra::run(|| {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     listener.set_read_timeout(Some(Duration::from_millis(10))).unwrap();
+    ///     let err = listener.accept().unwrap_err(); // nobody connects
+    ///     assert_eq!(err.kind(), ErrorKind::TimedOut);
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for `Some(Duration::ZERO)`, as `std`'s setters.
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.inner.set_timeout(Direction::Read, timeout)
+    }
+
+    /// The accept timeout set by [`set_read_timeout`](Self::set_read_timeout).
+    pub fn read_timeout(&self) -> io::Result<Option<Duration>> {
+        Ok(self.inner.timeout(Direction::Read))
     }
 
     /// The pending error on the socket, if any (clearing it).
@@ -145,29 +185,78 @@ pub struct TcpStream {
 }
 
 impl TcpStream {
-    /// Connects to the first of `addr`'s addresses that accepts.
+    /// Connects to the first of `addr`'s addresses that accepts. A host name
+    /// (`"example.com:80"`, `("example.com", 80)`) is resolved by
+    /// [`lookup_host`](super::lookup_host) on the blocking pool, parking only
+    /// the calling green thread; a numeric address is used as it is.
+    ///
+    /// ```
+    /// use fibra::net::{TcpListener, TcpStream};
+    ///
+    /// fibra::run(|| {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let port = listener.local_addr().unwrap().port();
+    ///     let stream = TcpStream::connect(("localhost", port)).unwrap();
+    ///     assert_eq!(stream.peer_addr().unwrap().port(), port);
+    /// });
+    /// ```
     ///
     /// # Errors
     ///
-    /// The connection error, for example `ConnectionRefused`.
+    /// The resolver's error, or the connection error of the last address
+    /// tried, for example `ConnectionRefused`.
     pub fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
         each_addr(addr, |addr| {
             let stream = TcpStream::from_mio(mio::net::TcpStream::connect(addr)?)?;
-            // The connection is made (or has failed) when the socket becomes
-            // writable; until then `peer_addr` says "not connected".
-            stream.inner.io(Direction::Write, |s| {
-                if let Some(err) = s.take_error()? {
-                    return Err(err);
-                }
-                match s.peer_addr() {
-                    Ok(_) => Ok(()),
-                    Err(err) if err.kind() == io::ErrorKind::NotConnected => {
-                        Err(io::ErrorKind::WouldBlock.into())
-                    }
-                    Err(err) => Err(err),
-                }
-            })?;
+            stream.wait_connected()?;
             Ok(stream)
+        })
+    }
+
+    /// Connects to `addr`, waiting at most `timeout` for the connection to be
+    /// made (as [`std::net::TcpStream::connect_timeout`]); only the calling
+    /// green thread waits. The stream that comes back has no write timeout.
+    ///
+    /// ```
+    /// use fibra::net::{TcpListener, TcpStream};
+    /// use std::time::Duration;
+    ///
+    /// fibra::run(|| {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let addr = listener.local_addr().unwrap();
+    ///     let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    ///     assert_eq!(stream.peer_addr().unwrap(), addr);
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `TimedOut` if the connection was not made in time; `InvalidInput` for
+    /// a zero `timeout`, as `std` does; else the connection error.
+    pub fn connect_timeout(addr: &SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+        check_timeout(Some(timeout))?;
+        let stream = TcpStream::from_mio(mio::net::TcpStream::connect(*addr)?)?;
+        stream.inner.set_timeout(Direction::Write, Some(timeout))?;
+        stream.wait_connected()?;
+        stream.inner.set_timeout(Direction::Write, None)?;
+        Ok(stream)
+    }
+
+    /// Waits until a connect started by mio has been made, or has failed.
+    fn wait_connected(&self) -> io::Result<()> {
+        // The connection is made (or has failed) when the socket becomes
+        // writable; until then `peer_addr` says "not connected".
+        self.inner.io(Direction::Write, |s| {
+            if let Some(err) = s.take_error()? {
+                return Err(err);
+            }
+            match s.peer_addr() {
+                Ok(_) => Ok(()),
+                Err(err) if err.kind() == io::ErrorKind::NotConnected => {
+                    Err(io::ErrorKind::WouldBlock.into())
+                }
+                Err(err) => Err(err),
+            }
         })
     }
 

@@ -1,11 +1,13 @@
 //! UDP for green threads.
 
+use super::lookup::{ToSocketAddrs, lookup_host};
 use super::registration::Registration;
 use super::tcp::each_addr;
 use crate::runtime::reactor::Direction;
 use std::fmt;
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
+use std::time::Duration;
 
 /// A UDP socket (like [`std::net::UdpSocket`]) whose sends and receives park
 /// only the calling green thread.
@@ -48,10 +50,11 @@ impl UdpSocket {
         })
     }
 
-    /// Sends `buf` to `addr` (the first address it resolves to).
+    /// Sends `buf` to `addr` (the first address it resolves to: a host name
+    /// is resolved by [`lookup_host`](super::lookup_host), parking only the
+    /// calling green thread).
     pub fn send_to(&self, buf: &[u8], addr: impl ToSocketAddrs) -> io::Result<usize> {
-        let addr = addr
-            .to_socket_addrs()?
+        let addr = lookup_host(addr)?
             .next()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to send to"))?;
         self.inner.io(Direction::Write, |s| s.send_to(buf, addr))
@@ -86,6 +89,54 @@ impl UdpSocket {
     /// The address of the peer set by [`connect`](Self::connect).
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.inner.source().peer_addr()
+    }
+
+    /// Bounds how long a receive ([`recv_from`](Self::recv_from),
+    /// [`recv`](Self::recv)) may wait for a datagram (`None`, the default:
+    /// forever); one that waits longer fails with `ErrorKind::TimedOut`
+    /// (`std` says `WouldBlock` on Unix; a green thread never sees that). As
+    /// [`TcpStream::set_read_timeout`](super::TcpStream::set_read_timeout),
+    /// the timeout applies to each call.
+    ///
+    /// ```
+    /// use fibra::net::UdpSocket;
+    /// use std::io::ErrorKind;
+    /// use std::time::Duration;
+    ///
+    /// fibra::run(|| {
+    ///     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    ///     socket.set_read_timeout(Some(Duration::from_millis(10))).unwrap();
+    ///     let err = socket.recv_from(&mut [0; 16]).unwrap_err(); // nobody sends
+    ///     assert_eq!(err.kind(), ErrorKind::TimedOut);
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for `Some(Duration::ZERO)`, as `std` does.
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.inner.set_timeout(Direction::Read, timeout)
+    }
+
+    /// The read timeout set by [`set_read_timeout`](Self::set_read_timeout).
+    pub fn read_timeout(&self) -> io::Result<Option<Duration>> {
+        Ok(self.inner.timeout(Direction::Read))
+    }
+
+    /// Bounds how long a send ([`send_to`](Self::send_to), [`send`](Self::send))
+    /// may wait for room in the socket's buffer; as
+    /// [`set_read_timeout`](Self::set_read_timeout).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for `Some(Duration::ZERO)`.
+    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.inner.set_timeout(Direction::Write, timeout)
+    }
+
+    /// The write timeout set by [`set_write_timeout`](Self::set_write_timeout).
+    pub fn write_timeout(&self) -> io::Result<Option<Duration>> {
+        Ok(self.inner.timeout(Direction::Write))
     }
 
     /// Sets `SO_BROADCAST`: whether datagrams may be sent to a broadcast address.

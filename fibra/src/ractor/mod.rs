@@ -290,7 +290,6 @@ use outbox::{Outbox, Taker};
 use std::fmt;
 use std::io;
 use std::marker::PhantomData;
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use waiters::{Place, Registration, Waiters, Watched};
@@ -522,7 +521,7 @@ impl Pool {
                     ports: ending.ports.clone(),
                     _one_receiver: PhantomData,
                 };
-                let result = panic::catch_unwind(AssertUnwindSafe(|| body(&context)));
+                let result = crate::runtime::run_thread(|| body(&context));
                 ending.finish(match result {
                     Ok(value) => Ok(value),
                     Err(payload) if payload.is::<Cancelled>() => Err(RemoteError::Cancelled),

@@ -1,6 +1,7 @@
 //! Spawning green threads and waiting for them (Ruby's `Thread.new`,
 //! `Thread#join` and `Thread#value`).
 
+use super::green_local::run_thread;
 use super::scheduler::{self, Cancelled, RuntimeId, Scheduler};
 use super::task::{Body, Options, TaskId};
 use super::wait::WaitReason;
@@ -8,7 +9,6 @@ use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::io;
-use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
 
 /// Starts a green thread that runs `f`, on this runtime's OS thread.
@@ -66,47 +66,95 @@ where
     F: FnOnce() -> T + 'static,
     T: 'static,
 {
+    // SAFETY: `f` and `T` are `'static`: they borrow nothing that could be
+    // gone before the thread has ended.
+    unsafe { spawn_unchecked(scheduler, f, options, ()) }
+}
+
+/// [`spawn_with`] for a closure, and a value, that may borrow: the thread
+/// holds `until_ended` until its end, when it is dropped last, after the
+/// thread's value has gone to its handle's slot (or been dropped, with the
+/// slot, if no handle was left) and its joiner was woken — or, if the thread
+/// never runs, when its body is dropped.
+///
+/// # Safety
+///
+/// What `f` and `T` borrow must stay alive until `until_ended` is dropped,
+/// and for as long as the returned handle holds the value. ([`scope`](super::scope)
+/// keeps this: it does not return before every `until_ended` of its threads
+/// is dropped.)
+pub(super) unsafe fn spawn_unchecked<'a, F, T, E>(
+    scheduler: &Scheduler,
+    f: F,
+    options: Option<Options>,
+    until_ended: E,
+) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + 'a,
+    T: 'a,
+    E: 'a,
+{
     let slot = Rc::new(Slot {
         outcome: RefCell::new(None),
         joiner: Cell::new(None),
     });
     let done = slot.clone();
-    let task = scheduler.spawn(
-        Box::new(move |started: io::Result<()>| {
-            let outcome = match started {
-                Ok(()) => panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
-                    if payload.is::<Cancelled>() {
-                        JoinError::Cancelled
-                    } else {
-                        // The panic hook named the OS thread; say which green
-                        // thread it was when it has a name to tell.
-                        if let Some(name) = scheduler::current_name() {
-                            eprintln!("fibra: the panic above was in green thread '{name}'");
-                        }
-                        JoinError::Panicked(payload)
-                    }
-                }),
-                Err(err) => {
-                    let why = format!("fibra: the green thread could not start: {err}");
-                    // As a panic in a thread nobody joins is still printed, so is
-                    // this failure when no handle is left to report it.
-                    if Rc::strong_count(&done) == 1 {
-                        eprintln!("{why}");
-                    }
-                    Err(JoinError::Panicked(Box::new(why)))
-                }
-            };
-            *done.outcome.borrow_mut() = Some(outcome);
-            if let Some(joiner) = done.joiner.take() {
-                scheduler::current().wake(joiner);
-            }
-        }),
-        options,
-    );
+    let body: Box<dyn FnOnce(io::Result<()>) + 'a> = Box::new(move |started: io::Result<()>| {
+        let until_ended = until_ended;
+        let done = done;
+        let outcome = outcome(started, f, || Rc::strong_count(&done) == 1);
+        *done.outcome.borrow_mut() = Some(outcome);
+        if let Some(joiner) = done.joiner.take() {
+            scheduler::current().wake(joiner);
+        }
+        // The value, if nobody holds the handle, then `until_ended`.
+        drop(done);
+        drop(until_ended);
+    });
+    // SAFETY: only the lifetime of the boxed closure changes, not its type or
+    // layout; what it borrows stays alive for as long as it may run or be
+    // dropped, as the caller promised.
+    let body = unsafe { std::mem::transmute::<Box<dyn FnOnce(io::Result<()>) + 'a>, Body>(body) };
+    let task = scheduler.spawn(body, options);
     JoinHandle {
         runtime: scheduler.id(),
         task,
         slot,
+    }
+}
+
+/// What a green thread's body makes of its closure: what `f` returned, or
+/// how it ended — its panic, its cancellation, or, when the thread got no
+/// stack (`started` is an `Err`), that reason as a panic, which is printed
+/// on stderr if `unjoined` says that no handle is left to report it.
+pub(super) fn outcome<T>(
+    started: io::Result<()>,
+    f: impl FnOnce() -> T,
+    unjoined: impl FnOnce() -> bool,
+) -> Result<T, JoinError> {
+    match started {
+        Ok(()) => run_thread(f).map_err(|payload| {
+            if payload.is::<Cancelled>() {
+                JoinError::Cancelled
+            } else {
+                // The panic hook named the OS thread; say which green
+                // thread it was when it has a name to tell.
+                if let Some(name) = scheduler::current_name() {
+                    eprintln!("fibra: the panic above was in green thread '{name}'");
+                }
+                JoinError::Panicked(payload)
+            }
+        }),
+        Err(err) => {
+            drop(f);
+            let why = format!("fibra: the green thread could not start: {err}");
+            // As a panic in a thread nobody joins is still printed, so is
+            // this failure when no handle is left to report it.
+            if unjoined() {
+                eprintln!("{why}");
+            }
+            Err(JoinError::Panicked(Box::new(why)))
+        }
     }
 }
 
@@ -162,6 +210,12 @@ impl<T> JoinHandle<T> {
     /// (by [`cancel`](JoinHandle::cancel), or by the end of its runtime: see
     /// [above](JoinHandle#after-its-runtime-has-ended)).
     pub fn join(self) -> Result<T, JoinError> {
+        self.wait()
+    }
+
+    /// [`join`](Self::join), leaving the handle (and the thread's slot) to
+    /// its owner.
+    pub(super) fn wait(&self) -> Result<T, JoinError> {
         let scheduler = scheduler::current_if(self.runtime);
         loop {
             if let Some(outcome) = self.slot.outcome.borrow_mut().take() {
@@ -176,6 +230,11 @@ impl<T> JoinHandle<T> {
                 thread: self.task.serial,
             });
         }
+    }
+
+    /// The thread's id in its runtime.
+    pub(super) fn task(&self) -> TaskId {
+        self.task
     }
 
     /// Whether the thread has finished (returned, panicked or been cancelled,

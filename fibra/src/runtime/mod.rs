@@ -141,9 +141,9 @@
 //!   thread can resume it.
 //! - *Other green threads, Ractors, the reactor, timers, wakers* reach only
 //!   what was handed to them, and everything fibra hands across is `'static`
-//!   ([`spawn`], channels, Ractors, `blocking`, [`Unparker`]): safe code
-//!   cannot give them a reference into a thread's stack. There is no scoped
-//!   spawn in fibra.
+//!   ([`spawn`], channels, Ractors, `blocking`, [`Unparker`],
+//!   [`Handle::spawn`]): safe code cannot give them a reference into a
+//!   thread's stack — but for the threads of a [`scope`], below.
 //! - *What fibra itself lends from a stack*: a future under
 //!   [`block_on`](crate::block_on) (and `fibra::tokio::block_on`, which is
 //!   `block_on`) is pinned on its thread's stack and, once polled, may have
@@ -156,8 +156,11 @@
 //!   lends is never compacted: the count is checked when the sweep would
 //!   compact it, not only when the park was queued, and each queued park is
 //!   named by its number among the thread's parks, so an entry left by an
-//!   earlier park never stands for a later one. Nothing else of fibra's
-//!   lends: Ractor futures register their waker in the Ractor's heap state;
+//!   earlier park never stands for a later one. [`scope`] lends its thread's
+//!   stack to the threads it spawns, which read and write what they borrow
+//!   there while it parks: it marks its thread as lending in the same way,
+//!   for as long as it runs (its wait for them included). Nothing else of
+//!   fibra's lends: Ractor futures register their waker in the Ractor's heap state;
 //!   the spin of `spin.rs` runs on the thread itself, which is not parked;
 //!   `blocking` takes a `'static` closure and returns through an `Arc`;
 //!   `fibra::tokio` keeps its enter guards in a thread-local list; a dump
@@ -200,19 +203,24 @@
 //! | `Thread.current` | [`current`] |
 //! | `Thread.new { … }.name = "x"`, `thread.name` | [`ThreadBuilder::name`], [`Thread::name`] |
 //! | `Thread.stop`, `thread.wakeup` | [`park`], [`Unparker::unpark`] |
+//! | `Thread.current[:x] = v`, `Thread.current[:x]` (`Thread#[]=`, `Thread#[]`) | a key declared with [`green_local!`](crate::green_local) (`static X: Cell<T> = …;`), then `X.set(v)`, `X.get()` ([`LocalKey`]): the running green thread's own value. Ruby's are per fiber; a fiber that a green thread resumes shares the thread's values, as with Ruby's `Thread#thread_variable_get`/`thread_variable_set` |
 //! | `Timeout.timeout(s) { … }` | [`time::timeout`](crate::time::timeout)`(d, \|\| …)`, run on the calling thread as Ruby's is; enforced where the work waits, and a zero limit ends it at its first wait (Ruby: `0` is no limit) |
 
 pub(crate) mod deadline;
 mod dump;
 mod dump_signal;
+mod handle;
+mod green_local;
 mod join;
 pub(crate) mod reactor;
 mod registry;
 mod remote;
 #[cfg(all(test, fibra_loom))]
 pub(crate) use remote::model_check;
+mod remote_join;
 mod ring;
 pub(crate) mod scheduler;
+mod scope;
 pub(crate) mod spin;
 mod stack_trace;
 mod stall;
@@ -228,10 +236,15 @@ pub use dump::{
 };
 pub(crate) use dump::{DescribeRactors, RawRactor};
 pub use dump_signal::dump_on_signal;
+pub use handle::{Handle, SpawnError, handle};
+pub(crate) use green_local::run_thread;
+pub use green_local::{AccessError, LocalKey};
 pub(crate) use join::spawn_detached;
 pub use join::{JoinError, JoinHandle, spawn};
 pub use remote::Unparker;
+pub use remote_join::RemoteJoinHandle;
 pub use scheduler::Cancelled;
+pub use scope::{Scope, ScopedJoinHandle, scope};
 pub use thread_builder::ThreadBuilder;
 pub use wait::{SocketDirection, WaitReason};
 
@@ -338,7 +351,8 @@ impl Builder {
     /// itself: a thread inside [`block_on`](crate::block_on) (or
     /// `fibra::tokio::block_on`) is never compacted, in `block_on`'s own parks
     /// or in any wait made inside the future's poll, since the future pinned
-    /// on its stack may be registered with whatever wakes it; what other green
+    /// on its stack may be registered with whatever wakes it; nor is one
+    /// inside [`scope`], whose threads borrow from its stack; what other green
     /// threads, Ractors and fibra's runtime can reach is `'static`. The
     /// program must keep it for what fibra cannot see: while a green thread of
     /// this runtime is parked in a wait of fibra's outside `block_on` (IO,

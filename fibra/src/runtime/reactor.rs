@@ -202,8 +202,12 @@ impl Reactor {
         Ok((reactor, waker))
     }
 
-    /// Registers `source` for readiness in both directions.
-    pub(crate) fn register(&self, source: &mut impl Source) -> io::Result<IoKey> {
+    /// Registers `source` for readiness in the directions of `interest`.
+    pub(crate) fn register(
+        &self,
+        source: &mut impl Source,
+        interest: Interest,
+    ) -> io::Result<IoKey> {
         let serial = self.next_serial.get().wrapping_add(1);
         self.next_serial.set(serial);
         let index = self.entries.borrow_mut().insert(Entry {
@@ -213,11 +217,12 @@ impl Reactor {
             waiters: [Queue::new(), Queue::new()],
         });
         let key = IoKey { index, serial };
-        if let Err(err) = self.poll.borrow().registry().register(
-            source,
-            key.token(),
-            Interest::READABLE | Interest::WRITABLE,
-        ) {
+        if let Err(err) = self
+            .poll
+            .borrow()
+            .registry()
+            .register(source, key.token(), interest)
+        {
             self.entries.borrow_mut().remove(index);
             return Err(err);
         }

@@ -43,8 +43,23 @@
 //! call. A green thread that waits for a Ractor message spins first, in its
 //! own `receive` (`spin.rs`), so that between two chatty Ractors no wake is
 //! needed at all; it stops as soon as this ring has a wake for another thread.
+//!
+//! # Errands
+//!
+//! What another OS thread asks of the runtime itself — to start a green
+//! thread ([`Handle::spawn`](super::Handle::spawn)), to cancel one
+//! ([`RemoteJoinHandle::cancel`](super::RemoteJoinHandle::cancel)) — is an
+//! *errand*: a closure queued under a lock beside the ring, announced by a
+//! wake of its own in the ring (`TaskId::ERRANDS`), so that it reaches a
+//! sleeping or spinning runtime exactly as an unpark does, and the runtime's
+//! loop runs it on its own OS thread. The queue is pushed to under its lock
+//! before the wake is, so the runtime that takes the wake finds the errand
+//! when it takes the queue under that lock. When the runtime ends it closes
+//! the queue: an errand sent after that is handed back, and those still
+//! queued are dropped — nothing is left queued where nobody will run it.
 
 use super::ring::Ring;
+use super::scheduler::Scheduler;
 use super::task::TaskId;
 use crate::sync_prims::{AtomicBool, AtomicUsize, Mutex, fence};
 use crossbeam_utils::CachePadded;
@@ -70,6 +85,19 @@ pub(super) struct Remote {
     /// only around a sleep, so awake, it is a line every core keeps shared.
     sleeping: CachePadded<AtomicBool>,
     waker: Waker,
+    /// The errands other OS threads queued (see the module docs).
+    errands: Mutex<Errands>,
+}
+
+/// Work for the runtime's loop, from another OS thread: it runs on the
+/// runtime's OS thread, between green threads (see the module docs).
+pub(super) type Errand = Box<dyn FnOnce(&Scheduler) + Send>;
+
+#[derive(Default)]
+struct Errands {
+    queue: Vec<Errand>,
+    /// The runtime is ending: it takes no more.
+    closed: bool,
 }
 
 /// The wakes that found the ring full, each thread once: a thread woken
@@ -114,6 +142,7 @@ impl Remote {
             outside: CachePadded::new(AtomicUsize::new(0)),
             sleeping: CachePadded::new(AtomicBool::new(false)),
             waker,
+            errands: Mutex::new(Errands::default()),
         }
     }
 
@@ -184,6 +213,39 @@ impl Remote {
         overflow.ended = true;
         overflow.ids = Vec::new();
         overflow.queued = HashSet::new();
+    }
+
+    /// Queues `errand` for the runtime's loop and wakes the runtime as an
+    /// unpark does (see the module docs); hands it back if the runtime is
+    /// ending or has ended.
+    pub(super) fn send_errand(&self, errand: Errand) -> Result<(), Errand> {
+        {
+            let mut errands = self.errands.lock().unwrap_or_else(PoisonError::into_inner);
+            if errands.closed {
+                return Err(errand);
+            }
+            errands.queue.push(errand);
+        }
+        self.push(TaskId::ERRANDS);
+        Ok(())
+    }
+
+    /// The errands queued since the last call (the runtime's own thread,
+    /// when it finds `TaskId::ERRANDS` among its wakes).
+    pub(super) fn take_errands(&self) -> Vec<Errand> {
+        let mut errands = self.errands.lock().unwrap_or_else(PoisonError::into_inner);
+        std::mem::take(&mut errands.queue)
+    }
+
+    /// The runtime is ending: from now on an errand is handed back to its
+    /// sender. Returns those still queued, for the caller to drop once the
+    /// lock is released (an errand holds a closure of the program's, whose
+    /// drop may do anything, send an errand included).
+    #[must_use = "the errands returned are to be dropped outside the lock"]
+    pub(super) fn close_errands(&self) -> Vec<Errand> {
+        let mut errands = self.errands.lock().unwrap_or_else(PoisonError::into_inner);
+        errands.closed = true;
+        std::mem::take(&mut errands.queue)
     }
 
     /// Spins for up to `limit` waiting for an unpark; returns whether one came.
@@ -566,19 +628,51 @@ pub(crate) mod model_check {
         /// reports a deadlock, its threads all parked), sleeping whenever
         /// the queue is empty; returns every id it took, in order.
         pub(crate) fn run(&self) -> Vec<usize> {
+            self.run_with_errands().0
+        }
+
+        /// [`run`](Self::run), taking errands as `take_remote_wakes` does
+        /// (whenever `TaskId::ERRANDS` is among the wakes taken); returns
+        /// the ids of threads it took and how many errands.
+        pub(crate) fn run_with_errands(&self) -> (Vec<usize>, usize) {
             let mut taken = Vec::new();
+            let mut errands = 0;
+            let mut take = |taken: &mut Vec<TaskId>| {
+                let before = taken.len();
+                self.remote.take(taken);
+                if taken[before..].contains(&TaskId::ERRANDS) {
+                    errands += self.remote.take_errands().len();
+                }
+            };
             loop {
-                self.remote.take(&mut taken);
+                take(&mut taken);
                 if !self.remote.held_outside() {
                     // `nobody_else_can_wake`: every unpark made is visible.
-                    self.remote.take(&mut taken);
-                    return taken.iter().map(|task| task.index).collect();
+                    take(&mut taken);
+                    let threads = taken
+                        .iter()
+                        .filter(|&&task| task != TaskId::ERRANDS)
+                        .map(|task| task.index)
+                        .collect();
+                    return (threads, errands);
                 }
                 if self.remote.prepare_to_sleep(true) {
                     self.remote.waker.sleep();
                     self.remote.woke_up();
                 }
             }
+        }
+
+        /// Sends an errand, as `Handle::spawn` does; returns whether it was
+        /// queued (not refused).
+        pub(crate) fn send_errand(&self) -> bool {
+            self.remote.send_errand(Box::new(|_| {})).is_ok()
+        }
+
+        /// Closes the errand queue, as the runtime's shutdown does; returns
+        /// how many errands it dropped.
+        pub(crate) fn close_errands(&self) -> usize {
+            self.remote.close_errands().len()
         }
 
         /// Ends the runtime (`Scheduler::drop`).
@@ -694,6 +788,44 @@ pub(crate) mod model_check {
                     .collect();
                 assert_eq!(runtime.run(), Vec::<usize>::new());
                 droppers.into_iter().for_each(|d| d.join().unwrap());
+            });
+        }
+
+        /// An errand sent from another OS thread while the runtime sleeps,
+        /// that OS thread then dropping the `Unparker` that kept the runtime
+        /// waiting: the runtime is woken (or never sleeps) and takes the
+        /// errand before it finds nobody left to wake it — never sleeping
+        /// through it, never missing it in its last look.
+        #[test]
+        fn an_errand_sent_to_a_sleeping_runtime_is_taken() {
+            check("errand_taken", || {
+                let runtime = Arc::new(Runtime::new());
+                let keeps_it_waiting = runtime.unparker(0);
+                let sender = runtime.clone();
+                let producer = thread::spawn(move || {
+                    assert!(sender.send_errand());
+                    drop(keeps_it_waiting);
+                });
+                let (threads, errands) = runtime.run_with_errands();
+                producer.join().unwrap();
+                assert_eq!((threads, errands), (Vec::new(), 1));
+                assert_eq!(runtime.close_errands(), 0, "nothing left queued");
+            });
+        }
+
+        /// An errand racing the end of the runtime: it is either refused
+        /// (sent after) or dropped by the end (sent before), never left
+        /// queued where nobody would run it.
+        #[test]
+        fn an_errand_racing_the_end_is_refused_or_dropped() {
+            check("errand_racing_the_end", || {
+                let runtime = Arc::new(Runtime::new());
+                let sender = runtime.clone();
+                let producer = thread::spawn(move || sender.send_errand());
+                let dropped = runtime.close_errands();
+                let sent = producer.join().unwrap();
+                assert_eq!(usize::from(sent), dropped);
+                assert!(!runtime.send_errand(), "refused once ended");
             });
         }
 

@@ -31,9 +31,11 @@
 
 use super::deadline::{Deadline, Deadlines};
 use super::dump::{DescribeRactors, RawThread, Section, ThreadState};
+use super::green_local::Slots;
 use super::reactor::Reactor;
 use super::registry::Monitor;
 use super::remote::{Outside, Remote, Unparker};
+use super::remote_join::RemoteJoins;
 use super::stack_trace;
 use super::stall;
 use super::task::{Body, Cancel, Code, Options, State, Task, TaskId};
@@ -97,6 +99,13 @@ static STARTED: AtomicU64 = AtomicU64::new(0);
 /// serial) names some thread of the next runtime on the same OS thread too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RuntimeId(u64);
+
+impl RuntimeId {
+    /// The runtime's number, as [`Handle::id`](super::Handle::id) tells it.
+    pub(crate) fn number(self) -> u64 {
+        self.0
+    }
+}
 
 /// The panic payload that unwinds a cancelled green thread
 /// ([`JoinHandle::cancel`](super::JoinHandle::cancel), the end of
@@ -179,10 +188,42 @@ pub(crate) fn wake_if_local(unparker: &Unparker) -> bool {
         .unwrap_or(false)
 }
 
+/// Calls `f` on the green-local values of the running green thread and
+/// returns what it returns; `None` when no green thread runs on this OS thread
+/// (outside a runtime, in the runtime's own loop, or while this OS thread
+/// ends). `f` must not call back into the scheduler: the task table is
+/// borrowed meanwhile.
+pub(crate) fn with_running_locals<R>(f: impl FnOnce(&mut Slots) -> R) -> Option<R> {
+    CURRENT
+        .try_with(|c| {
+            let current = c.borrow();
+            let scheduler = current.as_ref()?;
+            let task = scheduler.running.get()?;
+            Some(f(&mut scheduler.tasks.borrow_mut()[task.index].locals))
+        })
+        .ok()
+        .flatten()
+}
+
 /// The name of the running green thread, if it has one.
 pub(crate) fn current_name() -> Option<Arc<str>> {
     let scheduler = try_current()?;
     scheduler.name(scheduler.running.get()?)
+}
+
+/// The green thread running on this OS thread, with its runtime's id, if one
+/// runs (what a lock records as its holder: read without taking a reference
+/// to the scheduler, as every uncontended lock asks).
+#[inline]
+pub(crate) fn running_thread() -> Option<(RuntimeId, TaskId)> {
+    CURRENT
+        .try_with(|c| {
+            let current = c.borrow();
+            let scheduler = current.as_ref()?;
+            Some((scheduler.id, scheduler.running.get()?))
+        })
+        .ok()
+        .flatten()
 }
 
 /// Makes `scheduler` this thread's current one until the guard is dropped.
@@ -216,16 +257,18 @@ impl Drop for Installed {
 }
 
 /// A frame of a green thread's stack that lends memory there (see
-/// `Scheduler::lend`); the thread may be compacted again once every one is
-/// dropped. It names its thread, so it ends the right one's loan wherever it
-/// is dropped; it does not keep the runtime alive (a thread abandoned in
-/// `block_on` leaks it with its stack).
-pub(crate) struct Lending {
+/// `Scheduler::lend`), or that shields the thread from unwinds (see
+/// `Scheduler::shield`): one count of its task's, taken back when this is
+/// dropped. It names its thread, so it takes back the right one's count
+/// wherever it is dropped; it does not keep the runtime alive (a thread
+/// abandoned in `block_on` leaks it with its stack).
+pub(crate) struct Mark {
     scheduler: std::rc::Weak<Scheduler>,
     task: TaskId,
+    count: fn(&mut Task) -> &mut u32,
 }
 
-impl Drop for Lending {
+impl Drop for Mark {
     fn drop(&mut self) {
         let Some(scheduler) = self.scheduler.upgrade() else {
             return;
@@ -235,7 +278,7 @@ impl Drop for Lending {
             .get_mut(self.task.index)
             .filter(|t| t.serial == self.task.serial)
         {
-            entry.lending -= 1;
+            *(self.count)(entry) -= 1;
         }
     }
 }
@@ -288,6 +331,8 @@ pub(crate) struct Scheduler {
     /// unwinding: woken once it no longer is, to take it then (see
     /// `interrupt`).
     owed: RefCell<HashSet<TaskId>>,
+    /// The threads spawned through a `Handle` that have not finished.
+    remote_joins: RemoteJoins,
 }
 
 impl Scheduler {
@@ -313,6 +358,7 @@ impl Scheduler {
             spun_since: Cell::new(None),
             deadlines: RefCell::new(Deadlines::default()),
             owed: RefCell::new(HashSet::new()),
+            remote_joins: RemoteJoins::default(),
             tasks: RefCell::new(Slab::new()),
             queue: RefCell::new(VecDeque::new()),
             running: Cell::new(None),
@@ -330,7 +376,13 @@ impl Scheduler {
         let serial = self.next_serial.get() + 1;
         self.next_serial.set(serial);
         let has_options = options.is_some();
+        #[cfg(feature = "tracing")]
+        let mut span = None;
         if let Some(mut options) = options {
+            #[cfg(feature = "tracing")]
+            {
+                span = options.span.take().map(Box::new);
+            }
             if let Some(name) = &options.name {
                 options.listed = Some(self.monitor.list_name(serial, name.clone()));
             }
@@ -346,6 +398,10 @@ impl Scheduler {
             cancel: Cancel::No,
             parks: 0,
             lending: 0,
+            shielded: 0,
+            locals: Slots::default(),
+            #[cfg(feature = "tracing")]
+            span,
         });
         let id = TaskId { index, serial };
         self.queue.borrow_mut().push_back(id);
@@ -553,9 +609,15 @@ impl Scheduler {
     /// too. Either way the thread is listed in `owed` and woken once its OS
     /// thread no longer unwinds (`wake_owed`), and its unwind starts at that
     /// park — or never, if the unwind in flight was its own and ends it.
+    ///
+    /// Nor while the thread is shielded (`shield`): its cancel or deadline
+    /// stays as it is, and is delivered at its first park after.
     #[cold]
     #[inline(never)]
     fn interrupt(&self, task: TaskId) {
+        if self.tasks.borrow()[task.index].shielded > 0 {
+            return;
+        }
         let cancelled =
             self.tasks.borrow()[task.index].cancel == Cancel::Requested && !cfg!(panic = "abort");
         let expired = if cancelled {
@@ -596,19 +658,33 @@ impl Scheduler {
         if cfg!(panic = "abort") {
             return None;
         }
+        if !self.on_own_stack() {
+            return None;
+        }
         let task = self.running();
-        // The address of a local says which stack this code runs on.
-        let here = std::ptr::from_ref(&at) as usize;
-        let own_stack = self.tasks.borrow()[task.index]
+        let id = self.deadlines.borrow_mut().push(task, at);
+        Some(Deadline::new(task, id))
+    }
+
+    /// Whether the caller runs on the running green thread's own stack, not
+    /// on the stack of a fiber that the thread resumed (nothing there can
+    /// park, and that fiber may be dropped or leaked while the thread goes
+    /// on).
+    ///
+    /// # Panics
+    ///
+    /// If called from the runtime's own loop rather than a green thread.
+    pub(crate) fn on_own_stack(&self) -> bool {
+        let task = self.running();
+        // The address of a local says which stack this code runs on (this
+        // frame is on the caller's stack).
+        let local = 0u8;
+        let here = std::ptr::from_ref(&local) as usize;
+        self.tasks.borrow()[task.index]
             .code
             .fiber()
             .stack_range()
-            .contains(&here);
-        if !own_stack {
-            return None;
-        }
-        let id = self.deadlines.borrow_mut().push(task, at);
-        Some(Deadline::new(task, id))
+            .contains(&here)
     }
 
     /// Takes deadline `id` of `task` out of force.
@@ -872,12 +948,32 @@ impl Scheduler {
     /// # Panics
     ///
     /// If called from the runtime's own loop rather than a green thread.
-    pub(crate) fn lend(self: &Rc<Self>) -> Lending {
+    pub(crate) fn lend(self: &Rc<Self>) -> Mark {
+        self.mark(|task| &mut task.lending)
+    }
+
+    /// Shields the running green thread from unwinds until the guard is
+    /// dropped: meanwhile its parks deliver no cancel and no expired
+    /// deadline (they stay owed, for its first park after). For a wait that
+    /// must complete whatever comes — `scope`'s for its threads, once it
+    /// has caught an unwind that it will resume when they have ended.
+    ///
+    /// # Panics
+    ///
+    /// If called from the runtime's own loop rather than a green thread.
+    pub(crate) fn shield(self: &Rc<Self>) -> Mark {
+        self.mark(|task| &mut task.shielded)
+    }
+
+    /// Counts one more of `count` on the running thread, until the guard is
+    /// dropped.
+    fn mark(self: &Rc<Self>, count: fn(&mut Task) -> &mut u32) -> Mark {
         let task = self.running();
-        self.tasks.borrow_mut()[task.index].lending += 1;
-        Lending {
+        *count(&mut self.tasks.borrow_mut()[task.index]) += 1;
+        Mark {
             scheduler: Rc::downgrade(self),
             task,
+            count,
         }
     }
 
@@ -950,10 +1046,42 @@ impl Scheduler {
         }
     }
 
-    /// Wakes the threads that other OS threads unparked.
+    /// Wakes the threads that other OS threads unparked, and runs the
+    /// errands they queued (see `Remote::send_errand`).
     fn take_remote_wakes(&self, buffer: &mut Vec<TaskId>) {
         self.remote.take(buffer);
-        buffer.drain(..).for_each(|task| self.wake(task));
+        let mut errands = false;
+        buffer.drain(..).for_each(|task| {
+            if task == TaskId::ERRANDS {
+                errands = true;
+            } else {
+                self.wake(task);
+            }
+        });
+        if errands {
+            self.run_errands();
+        }
+    }
+
+    /// Runs the errands other OS threads queued, here in the loop.
+    #[cold]
+    fn run_errands(&self) {
+        self.remote
+            .take_errands()
+            .into_iter()
+            .for_each(|errand| errand(self));
+    }
+
+    /// This runtime's side that other OS threads reach (what a
+    /// [`Handle`](super::Handle) holds).
+    pub(super) fn remote(&self) -> &Arc<Remote> {
+        &self.remote
+    }
+
+    /// The threads spawned through a [`Handle`](super::Handle) that have not
+    /// finished (see `RemoteJoins`).
+    pub(super) fn remote_joins(&self) -> &RemoteJoins {
+        &self.remote_joins
     }
 
     /// Whether no `Unparker` is left outside and none of those dropped left a
@@ -971,6 +1099,11 @@ impl Scheduler {
     }
 
     fn run_task(&self, task: TaskId) {
+        // The thread's span, if it has one, out of the task while the thread
+        // runs, and entered around the switch into it: the one place a
+        // thread is switched into to run its code.
+        #[cfg(feature = "tracing")]
+        let span: Option<Box<tracing::Span>>;
         let fiber = {
             let mut tasks = self.tasks.borrow_mut();
             let entry = match tasks.get_mut(task.index) {
@@ -984,6 +1117,10 @@ impl Scheduler {
                 entry.compacted = None;
             }
             entry.state = State::Running;
+            #[cfg(feature = "tracing")]
+            {
+                span = entry.span.take();
+            }
             match &mut entry.code {
                 Code::Started(fiber) => fiber.clone(),
                 Code::Unstarted(body) => {
@@ -1029,8 +1166,18 @@ impl Scheduler {
         let switches = self.switches.get() + 1;
         self.switches.set(switches);
         self.monitor.switched_into(switches, task.serial);
-        let step = fiber.resume(());
+        let step = {
+            #[cfg(feature = "tracing")]
+            let _entered = span.as_deref().map(tracing::Span::enter);
+            fiber.resume(())
+        };
         self.running.set(None);
+        // A thread that parked or yielded gets its span back; that of one
+        // that has ended is dropped here, which closes it.
+        #[cfg(feature = "tracing")]
+        if let (Ok(Step::Yield(())), Some(span)) = (&step, span) {
+            self.tasks.borrow_mut()[task.index].span = Some(span);
+        }
         match step {
             // Parked or yielded: `suspend_running` recorded which.
             Ok(Step::Yield(())) => {}
@@ -1045,12 +1192,23 @@ impl Scheduler {
         }
     }
 
+    /// Ends the runtime: from now on it takes no errand from another OS
+    /// thread (a [`Handle::spawn`](super::Handle::spawn) is refused, and
+    /// those queued are dropped, which their joiners see); then it ends every
+    /// green thread (`end_threads`); then those joined through a
+    /// [`Handle`](super::Handle) that were abandoned are reported cancelled.
+    pub(super) fn shutdown(&self) {
+        drop(self.remote.close_errands());
+        self.end_threads();
+        self.remote_joins.orphan_all();
+    }
+
     /// Cancels every green thread and runs them until they have all unwound,
     /// including threads spawned meanwhile (by a destructor, say), which are
     /// cancelled in turn. Threads that then cannot end — every one parked, in
     /// a destructor that waits for what will never come, or after swallowing
     /// their `Cancelled` — are abandoned, and a line on stderr says how many.
-    pub(super) fn shutdown(&self) {
+    fn end_threads(&self) {
         loop {
             let spawned = self.next_serial.get();
             let all: Vec<TaskId> = self.task_ids();
@@ -1220,6 +1378,8 @@ struct Trace {
 impl Drop for Scheduler {
     fn drop(&mut self) {
         self.remote.end();
+        // Closed at shutdown already, unless the runtime unwound before.
+        drop(self.remote.close_errands());
         self.monitor.ended();
     }
 }
@@ -1229,6 +1389,8 @@ impl Drop for Scheduler {
 /// "abort"`, where nothing can unwind, and for threads that cannot end at
 /// shutdown. A thread that never started just drops its closure.
 fn abandon(task: Task) {
+    // Its green-local values are its too: leaked with its stack.
+    std::mem::forget(task.locals);
     match task.code {
         Code::Started(fiber) => std::mem::forget(fiber),
         Code::Unstarted(body) => drop(body),

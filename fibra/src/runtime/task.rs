@@ -1,6 +1,7 @@
 //! A green thread as the scheduler sees it: its fiber, where it is in its life,
 //! and whether a wake-up arrived while it was running.
 
+use super::green_local::Slots;
 use super::registry::Listed;
 use crate::Fiber;
 use crate::stack::Compacted;
@@ -26,6 +27,14 @@ impl TaskId {
     pub(super) const NOBODY: TaskId = TaskId {
         index: usize::MAX,
         serial: 0,
+    };
+
+    /// Names no thread either: found among the wakes of the remote queue, it
+    /// tells the runtime's loop to run the errands other OS threads queued
+    /// (see `Remote::send_errand`).
+    pub(super) const ERRANDS: TaskId = TaskId {
+        index: usize::MAX,
+        serial: u64::MAX,
     };
 }
 
@@ -84,6 +93,10 @@ pub(crate) struct Options {
     pub(crate) stack_size: Option<usize>,
     /// Keeps the name listed for the stall detector while the thread lives.
     pub(super) listed: Option<Listed>,
+    /// The span to run the thread in; moved to its [`Task`] when it is
+    /// spawned.
+    #[cfg(feature = "tracing")]
+    pub(crate) span: Option<tracing::Span>,
 }
 
 pub(super) struct Task {
@@ -111,6 +124,18 @@ pub(super) struct Task {
     /// `Scheduler::lend`): while it is not zero, the thread is never
     /// compacted.
     pub(super) lending: u32,
+    /// How many frames on the thread's stack shield it from unwinds (see
+    /// `Scheduler::shield`): while it is not zero, no cancel or deadline is
+    /// delivered at its parks (they are delivered at its first park after).
+    pub(super) shielded: u32,
+    /// Its green-local values (see `green_local.rs`); dropped by the thread
+    /// itself when it ends.
+    pub(super) locals: Slots,
+    /// The span the thread runs in (`ThreadBuilder::span`): entered each time
+    /// the scheduler switches into the thread, exited when it switches back.
+    /// Boxed: a thread with none pays one word.
+    #[cfg(feature = "tracing")]
+    pub(super) span: Option<Box<tracing::Span>>,
 }
 
 /// A green thread's cancellation. It is delivered once: the [`Cancelled`]

@@ -32,6 +32,8 @@ use std::sync::Arc;
 pub struct ThreadBuilder {
     name: Option<String>,
     stack_size: Option<usize>,
+    #[cfg(feature = "tracing")]
+    span: Option<tracing::Span>,
 }
 
 impl ThreadBuilder {
@@ -51,6 +53,52 @@ impl ThreadBuilder {
     /// how it is rounded).
     pub fn stack_size(mut self, bytes: usize) -> ThreadBuilder {
         self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Runs the thread inside `span` (with the cargo feature `tracing`), as
+    /// tokio's [`Instrument`](https://docs.rs/tracing/latest/tracing/trait.Instrument.html)
+    /// runs a future inside one: the span is entered each time the thread
+    /// runs — when it starts and each time it is resumed after a park or a
+    /// yield — and exited each time it switches away, and it closes when the
+    /// thread has ended (its destructors and its
+    /// [green-local](super::LocalKey) values' included). So an event logged
+    /// by the thread names its span, and only its own: not a span of another
+    /// green thread that parked meanwhile.
+    ///
+    /// ```
+    /// use fibra::runtime::ThreadBuilder;
+    ///
+    /// fibra::run(|| {
+    ///     let requests: Vec<_> = (1..=3)
+    ///         .map(|id| {
+    ///             ThreadBuilder::new()
+    ///                 .span(tracing::info_span!("request", id))
+    ///                 .spawn(move || {
+    ///                     tracing::info!("started"); // "request{id=…}: started"
+    ///                     fibra::time::sleep(std::time::Duration::from_millis(10));
+    ///                     tracing::info!("finished"); // under the same span, only
+    ///                 })
+    ///                 .unwrap()
+    ///         })
+    ///         .collect();
+    ///     requests.into_iter().for_each(|r| r.join().unwrap());
+    /// });
+    /// ```
+    ///
+    /// **Do not hold an [`Entered`](https://docs.rs/tracing/latest/tracing/span/struct.Entered.html)
+    /// guard across a park**, the same mistake as holding one across an
+    /// `.await` in async code: a span entered by `span.enter()` (or by
+    /// `#[tracing::instrument]` on a function that parks) stays entered on
+    /// the OS thread while the green thread sleeps, locks, reads a socket or
+    /// joins, so the events of the other green threads that run meanwhile
+    /// are logged inside it. Enter a span only around code that does not
+    /// park (`span.in_scope(|| …)`), or give the work a green thread of its
+    /// own with this method.
+    #[cfg(feature = "tracing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
+    pub fn span(mut self, span: tracing::Span) -> ThreadBuilder {
+        self.span = Some(span);
         self
     }
 
@@ -80,6 +128,8 @@ impl ThreadBuilder {
             name: self.name.map(Arc::from),
             stack_size: self.stack_size,
             listed: None,
+            #[cfg(feature = "tracing")]
+            span: self.span,
         };
         Ok(spawn_with(&scheduler, f, Some(options)))
     }

@@ -33,11 +33,34 @@ pub enum WaitReason {
     Mutex,
     /// A green [`Condvar`](crate::sync::Condvar).
     Condvar,
+    /// A read lock of an [`RwLock`](crate::sync::RwLock).
+    RwLockRead,
+    /// The write lock of an [`RwLock`](crate::sync::RwLock).
+    RwLockWrite,
+    /// Permits of a [`Semaphore`](crate::sync::Semaphore).
+    Semaphore,
+    /// A [`Barrier`](crate::sync::Barrier), for the rest of its threads.
+    Barrier,
+    /// [`Notify::notified`](crate::sync::Notify::notified).
+    Notify,
+    /// [`WaitGroup::wait`](crate::sync::WaitGroup::wait), for its counter to
+    /// reach zero.
+    WaitGroup,
+    /// A [`OnceCell`](crate::sync::OnceCell) that another thread initialises.
+    OnceCell,
+    /// A [`broadcast`](crate::sync::broadcast) receive.
+    BroadcastReceive,
     /// [`JoinHandle::join`](super::JoinHandle::join) of green thread `thread`.
     Join {
         /// The id of the thread it joins.
         thread: u64,
     },
+    /// [`RemoteJoinHandle::join`](super::RemoteJoinHandle::join): a green
+    /// thread spawned through a [`Handle`](super::Handle), of this runtime or
+    /// another.
+    RemoteJoin,
+    /// [`scope`](super::scope): the threads spawned in it, to end.
+    Scope,
     /// Work handed to the [`blocking`](crate::blocking()) pool.
     Blocking,
     /// A future under [`block_on`](crate::block_on()).
@@ -53,6 +76,11 @@ pub enum WaitReason {
     RactorSelect,
     /// [`Ractor::join`](crate::ractor::Ractor::join).
     RactorJoin,
+    /// [`Child::wait`](crate::process::Child::wait) on a child process's exit.
+    ChildExit {
+        /// The child's process id.
+        pid: u32,
+    },
 }
 
 /// Which way a socket wait goes.
@@ -110,7 +138,19 @@ impl fmt::Display for Described<'_> {
             WaitReason::ChannelSelect => f.write_str("channel select"),
             WaitReason::Mutex => f.write_str("mutex lock"),
             WaitReason::Condvar => f.write_str("condvar wait"),
+            WaitReason::RwLockRead => f.write_str("rwlock read"),
+            WaitReason::RwLockWrite => f.write_str("rwlock write"),
+            WaitReason::Semaphore => f.write_str("semaphore permits"),
+            WaitReason::Barrier => f.write_str("barrier"),
+            WaitReason::Notify => f.write_str("notify"),
+            WaitReason::WaitGroup => f.write_str("wait group"),
+            WaitReason::OnceCell => f.write_str("once cell (another thread initialises it)"),
+            WaitReason::BroadcastReceive => f.write_str("broadcast receive"),
             WaitReason::Join { thread } => write!(f, "join of green thread #{thread}"),
+            WaitReason::RemoteJoin => {
+                f.write_str("join of a green thread spawned through a Handle")
+            }
+            WaitReason::Scope => f.write_str("the threads of a scope to end"),
             WaitReason::Blocking => f.write_str("the blocking pool"),
             WaitReason::BlockOn => f.write_str("block_on future"),
             WaitReason::RactorReceive => f.write_str("Ractor mailbox (receive)"),
@@ -118,6 +158,7 @@ impl fmt::Display for Described<'_> {
             WaitReason::RactorTake => f.write_str("Ractor outbox (take)"),
             WaitReason::RactorSelect => f.write_str("Ractor select"),
             WaitReason::RactorJoin => f.write_str("Ractor join"),
+            WaitReason::ChildExit { pid } => write!(f, "child process {pid} to exit"),
         }
     }
 }

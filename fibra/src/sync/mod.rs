@@ -1,5 +1,6 @@
 //! Synchronisation for green threads: [`Mutex`], [`Condvar`], and
-//! [`channel`]s with [`Select`].
+//! [`channel`]s with [`Select`]; [`RwLock`], [`Semaphore`], [`Barrier`],
+//! [`Notify`], [`WaitGroup`], [`OnceCell`] and [`broadcast`] channels.
 //!
 //! Waiting on any of them parks only the calling green thread; the others run
 //! meanwhile, and the OS thread never blocks. They serve the green threads of
@@ -10,9 +11,12 @@
 //!
 //! Every primitive here is fair (waiters are served in arrival order) and
 //! keeps its promises when a waiting green thread is
-//! [cancelled](crate::JoinHandle::cancel): a lock handed to it passes to the
-//! next waiter, a notification goes to the next waiter, a message handed to it
-//! goes to the next receiver or back to the channel.
+//! [cancelled](crate::JoinHandle::cancel) (or its
+//! [`timeout`](crate::time::timeout) expires): a lock or permits handed to it
+//! pass to the next waiter, a notification goes to the next waiter, a
+//! message handed to it goes to the next receiver or back to the channel, a
+//! [`OnceCell`] it was to initialise is initialised by the next waiter, and a
+//! [`Barrier`] it waited at takes its arrival back.
 //!
 //! ```
 //! use fibra::sync::{Mutex, channel};
@@ -34,6 +38,37 @@
 //! });
 //! ```
 //!
+//! # Why they are runtime-local
+//!
+//! Each of these primitives coordinates the green threads of one runtime, and
+//! those all run on one OS thread. So each is runtime-local — neither `Send`
+//! nor `Sync` — and costs no atomic operation and no lock of the OS: its state
+//! is plain `Cell`s and a queue of parked threads, changed only between two
+//! switches of that one OS thread. The compiler keeps them there: an `Arc` of
+//! one cannot go to another OS thread, and a green thread never changes OS
+//! thread, so no wait can be woken from the wrong one.
+//!
+//! ```compile_fail,E0277
+//! let permits = std::sync::Arc::new(fibra::sync::Semaphore::new(1));
+//! std::thread::spawn(move || drop(permits.try_acquire())); // Semaphore is not Sync
+//! ```
+//!
+//! None of them needs to be `Send` to be useful: the waits they offer are
+//! between threads that share a runtime. What must cross OS threads — to
+//! another runtime, a plain OS thread, a [`blocking`](crate::blocking) job or
+//! a Ractor — goes through the cross-thread types built for it (a queue, a
+//! oneshot or watch channel, Ractor messages), which pay for their atomics
+//! only there.
+//!
+//! So each new primitive is runtime-local too, each for the same reason:
+//! [`RwLock`] and [`Semaphore`] guard what the threads of one runtime share
+//! (an `Rc`'d cache, a pool of connections); [`Barrier`], [`Notify`] and
+//! [`WaitGroup`] order those threads; [`OnceCell`] initialises a value they
+//! share (a value for the whole process, read from every OS thread, is
+//! `std::sync::OnceLock`'s or `LazyLock`'s, whose initialiser runs without
+//! parking); and [`broadcast`] fans messages out among them (across OS
+//! threads, send to each Ractor).
+//!
 //! # Ruby names
 //!
 //! | Ruby | fibra |
@@ -41,16 +76,48 @@
 //! | `Thread::Mutex.new`, `m.synchronize { … }` | [`Mutex::new`], `{ let g = m.lock(); … }` |
 //! | `m.try_lock` | [`Mutex::try_lock`] |
 //! | `m.locked?` | [`Mutex::is_locked`] |
+//! | `m.owned?` | [`Mutex::is_owned`] |
+//! | `m.lock` twice in one thread: `ThreadError` "deadlock; recursive locking" | a panic with the same words |
 //! | `ConditionVariable#wait(m)`, `#signal`, `#broadcast` | [`Condvar::wait`], [`Condvar::notify_one`], [`Condvar::notify_all`] |
 //! | `Thread::Queue`, `Thread::SizedQueue` | [`channel::unbounded`], [`channel::bounded`] |
+//!
+//! Ruby has no readers-writer lock, semaphore, barrier, wait group or
+//! broadcast channel in its core; fibra's follow std's, tokio's and Go's
+//! names:
+//!
+//! | std, tokio or Go | fibra |
+//! |---|---|
+//! | `std::sync::RwLock` (`read`, `write`, `try_read`, `try_write`) | [`RwLock`], served in arrival order as tokio's |
+//! | `tokio::sync::Semaphore` (`acquire`, `acquire_many`, `try_acquire`, `add_permits`, `close`) | [`Semaphore`], same names |
+//! | `std::sync::Barrier`, `BarrierWaitResult::is_leader` | [`Barrier`], [`BarrierWaitResult::is_leader`] |
+//! | `tokio::sync::Notify` (`notify_one`, `notify_waiters`, `notified().await`) | [`Notify`], `notified()` parks |
+//! | Go's `sync.WaitGroup` (`Add`, `Done`, `Wait`) | [`WaitGroup::add`], [`WaitGroup::done`], [`WaitGroup::wait`]; [`WaitGroup::guard`] calls `done` on drop |
+//! | `std::cell::OnceCell`, `tokio::sync::OnceCell` (`get_or_init`, `get_or_try_init`, `set`) | [`OnceCell`], whose initialiser may park |
+//! | `tokio::sync::broadcast` (`channel`, `subscribe`, `RecvError::Lagged`) | [`broadcast`], same names |
 
+mod barrier;
 mod condvar;
 pub(crate) mod drop_all;
 mod mutex;
+mod notify;
+mod once_cell;
+mod owner;
+mod rwlock;
+mod semaphore;
+mod wait_group;
 mod waitlist;
 
+pub mod broadcast;
 pub mod channel;
 
+pub use barrier::{Barrier, BarrierWaitResult};
 pub use channel::{Select, SelectedOperation};
 pub use condvar::Condvar;
 pub use mutex::{Mutex, MutexGuard};
+pub use notify::Notify;
+pub use once_cell::OnceCell;
+pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+pub use semaphore::{
+    AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError,
+};
+pub use wait_group::{WaitGroup, WaitGroupGuard};

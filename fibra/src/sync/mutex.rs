@@ -1,5 +1,6 @@
 //! A lock for green threads whose waiters park, served first come, first served.
 
+use super::owner::Owner;
 use super::waitlist::{Sleeper, WaitList};
 use crate::runtime::WaitReason;
 use crate::runtime::scheduler;
@@ -61,6 +62,10 @@ pub struct Mutex<T: ?Sized> {
 /// The lock itself, apart from the data it guards.
 struct RawLock {
     locked: Cell<bool>,
+    /// Who holds it, while it is `locked`: `None` while it is handed to a
+    /// waiter that has not taken it yet. (Left as it was when the lock is
+    /// unlocked, which saves the uncontended unlock a store.)
+    owner: Cell<Option<Owner>>,
     waiters: RefCell<WaitList<Waiter>>,
 }
 
@@ -76,6 +81,7 @@ impl<T> Mutex<T> {
         Mutex {
             raw: RawLock {
                 locked: Cell::new(false),
+                owner: Cell::new(None),
                 waiters: RefCell::new(WaitList::new()),
             },
             data: RefCell::new(value),
@@ -92,17 +98,28 @@ impl<T: ?Sized> Mutex<T> {
     /// Locks the mutex, parking the calling green thread until it is its turn,
     /// and returns a guard that unlocks it when dropped.
     ///
-    /// Locking a mutex that the calling thread already holds parks forever (the
-    /// runtime reports a deadlock if nothing else can run).
-    ///
     /// # Panics
     ///
-    /// If the lock is held and the caller is not a green thread (nothing could
-    /// wake it). Unwinds if the calling thread is cancelled while it waits; it
-    /// then does not hold the lock.
+    /// If the calling thread holds the lock already: "deadlock; recursive
+    /// locking", as Ruby says (it would wait for itself forever). If the lock
+    /// is held and the caller is not a green thread (nothing could wake it).
+    /// Unwinds if the calling thread is cancelled while it waits; it then does
+    /// not hold the lock.
+    ///
+    /// ```should_panic
+    /// fibra::run(|| {
+    ///     let m = fibra::sync::Mutex::new(0);
+    ///     let _held = m.lock();
+    ///     let _again = m.lock(); // panics: deadlock; recursive locking
+    /// });
+    /// ```
     pub fn lock(&self) -> MutexGuard<'_, T> {
         if let Some(guard) = self.try_lock() {
             return guard;
+        }
+        let me = Owner::current();
+        if self.raw.owner.get() == Some(me) {
+            panic!("fibra: deadlock; recursive locking (this thread holds the Mutex already)");
         }
         let scheduler = scheduler::current();
         let key = self.raw.waiters.borrow_mut().push_back(Waiter {
@@ -117,7 +134,7 @@ impl<T: ?Sized> Mutex<T> {
             scheduler.park_on(WaitReason::Mutex);
             if self.raw.waiters.borrow().get(key).granted {
                 waiting.acquired();
-                return self.guard();
+                return self.guard(me);
             }
         }
     }
@@ -137,12 +154,35 @@ impl<T: ?Sized> Mutex<T> {
         if self.raw.locked.replace(true) {
             return None;
         }
-        Some(self.guard())
+        Some(self.guard(Owner::current()))
     }
 
-    /// Whether some green thread holds the lock now.
+    /// Whether some green thread holds the lock now (Ruby's `locked?`).
     pub fn is_locked(&self) -> bool {
         self.raw.locked.get()
+    }
+
+    /// Whether the calling green thread holds the lock (Ruby's `owned?`).
+    /// Outside any green thread, whether code outside green threads on this
+    /// OS thread holds it.
+    ///
+    /// ```
+    /// use fibra::sync::Mutex;
+    /// use std::rc::Rc;
+    ///
+    /// fibra::run(|| {
+    ///     let m = Rc::new(Mutex::new(()));
+    ///     let held = m.lock();
+    ///     assert!(m.is_owned());
+    ///     let m2 = m.clone();
+    ///     let other = fibra::spawn(move || (m2.is_locked(), m2.is_owned()));
+    ///     assert_eq!(other.join().unwrap(), (true, false)); // locked, by someone else
+    ///     drop(held);
+    ///     assert!(!m.is_owned());
+    /// });
+    /// ```
+    pub fn is_owned(&self) -> bool {
+        self.is_locked() && self.raw.owner.get() == Some(Owner::current())
     }
 
     /// The data, through a unique reference: no locking is needed.
@@ -150,8 +190,9 @@ impl<T: ?Sized> Mutex<T> {
         self.data.get_mut()
     }
 
-    /// The guard of a lock just acquired.
-    fn guard(&self) -> MutexGuard<'_, T> {
+    /// The guard of a lock just acquired by `owner`.
+    fn guard(&self, owner: Owner) -> MutexGuard<'_, T> {
+        self.raw.owner.set(Some(owner));
         MutexGuard {
             data: self.data.borrow_mut(),
             _unlock: Unlock(&self.raw),
@@ -166,6 +207,7 @@ impl RawLock {
         let mut waiters = self.waiters.borrow_mut();
         match waiters.pop_front() {
             Some(key) => {
+                self.owner.set(None);
                 let waiter = waiters.get_mut(key);
                 waiter.granted = true;
                 waiter.sleeper.wake();

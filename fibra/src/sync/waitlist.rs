@@ -129,6 +129,11 @@ impl<E> WaitList<E> {
         }
     }
 
+    /// The first queued node's key, left queued.
+    pub(crate) fn front(&self) -> Option<usize> {
+        self.head
+    }
+
     /// Unlinks the first queued node and returns its key.
     pub(crate) fn pop_front(&mut self) -> Option<usize> {
         let key = self.head?;
@@ -192,7 +197,9 @@ mod tests {
         let mut list = WaitList::default();
         let a = list.push_back(1);
         let b = list.push_back(2);
+        assert_eq!(list.front(), Some(a));
         assert_eq!(list.pop_front(), Some(a));
+        assert_eq!(list.front(), Some(b));
         *list.get_mut(a) += 10;
         assert_eq!(*list.get(a), 11);
         // Removing an unlinked node leaves the queue alone.
