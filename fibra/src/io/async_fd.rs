@@ -1,9 +1,10 @@
 //! [`Async`]: any pollable file descriptor, registered with the reactor of the
 //! runtime that made it.
 
-use super::fd::{Fd, ready_now, set_nonblocking};
+use super::fd::{Fd, directions, ready_now, set_nonblocking};
 use crate::net::registration::Registration;
 use crate::runtime::reactor::Direction;
+use mio::Interest;
 use std::fmt;
 use std::io::{self, IoSlice, IoSliceMut, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -61,6 +62,11 @@ impl<T: AsFd> Async<T> {
     /// inherited it, the shell whose terminal is this process's stdin) sees
     /// it too, and it stays set after [`into_inner`](Async::into_inner).
     ///
+    /// A descriptor open only for reading (a pipe's read end) is registered
+    /// for reading only, and one open only for writing for writing only:
+    /// waiting on it the other way ([`writable`](Async::writable) on a read
+    /// end, say) would wait forever.
+    ///
     /// # Errors
     ///
     /// The kernel's, if the descriptor cannot be polled: on Linux a regular
@@ -72,13 +78,17 @@ impl<T: AsFd> Async<T> {
     ///
     /// Outside a runtime.
     pub fn new(io: T) -> io::Result<Async<T>> {
-        set_nonblocking(io.as_fd())?;
-        Async::from_nonblocking(io)
+        let flags = set_nonblocking(io.as_fd())?;
+        Async::register(io, directions(flags))
     }
 
-    /// Registers `io`, whose descriptor is already non-blocking.
+    /// Registers `io`, a socket already non-blocking, for both directions.
     pub(crate) fn from_nonblocking(io: T) -> io::Result<Async<T>> {
-        let registration = Registration::new(Fd(io.as_fd().as_raw_fd()))?;
+        Async::register(io, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    fn register(io: T, interest: Interest) -> io::Result<Async<T>> {
+        let registration = Registration::with_interest(Fd(io.as_fd().as_raw_fd()), interest)?;
         Ok(Async { registration, io })
     }
 

@@ -44,22 +44,33 @@ impl AsRawFd for Fd {
 }
 
 /// Sets `O_NONBLOCK` on `fd`'s open file description (a system call only if
-/// it is not set yet).
-pub(crate) fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
+/// it is not set yet); returns the description's status flags.
+pub(crate) fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<libc::c_int> {
     // SAFETY: `F_GETFL` on a descriptor borrowed, so open, for the call.
     let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
     if flags < 0 {
         return Err(io::Error::last_os_error());
     }
     if flags & libc::O_NONBLOCK != 0 {
-        return Ok(());
+        return Ok(flags);
     }
     // SAFETY: `F_SETFL` on the same borrowed descriptor, with its own flags
     // and `O_NONBLOCK`.
     if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(())
+    Ok(flags | libc::O_NONBLOCK)
+}
+
+/// The directions a descriptor with status `flags` is open for, to register
+/// it for those only: a pipe's end goes one way, and kqueue may refuse to
+/// watch it the other.
+pub(crate) fn directions(flags: libc::c_int) -> Interest {
+    match flags & libc::O_ACCMODE {
+        libc::O_RDONLY => Interest::READABLE,
+        libc::O_WRONLY => Interest::WRITABLE,
+        _ => Interest::READABLE | Interest::WRITABLE,
+    }
 }
 
 /// Whether `fd` is ready for `events` (`libc::POLLIN` or `libc::POLLOUT`) at
