@@ -18,9 +18,8 @@
 //! are answered, then it exits with status 0; a second signal ends it at once.
 
 use clap::{Parser, ValueEnum};
+use fibra::signal::{self, Signal};
 use fibra_http::{Mode, Request, Response, Router, Server, ShutdownHandle};
-use signal_hook::consts::{SIGINT, SIGTERM};
-use signal_hook::iterator::Signals;
 use std::hint::black_box;
 use std::io::Write;
 use std::time::Duration;
@@ -128,16 +127,26 @@ fn tls_config(
 /// Makes SIGTERM (what `kill`, systemd and container runtimes send) and
 /// SIGINT shut the server down gracefully instead of killing it with its
 /// requests in flight; a second signal, from someone who will not wait,
-/// exits at once.
+/// exits at once. A green thread of a runtime of its own waits for them
+/// (`serve` runs the server's), and is listening when this returns.
 fn shut_down_on_signals(shutdown: ShutdownHandle) -> std::io::Result<()> {
-    let mut signals = Signals::new([SIGTERM, SIGINT])?;
+    let (listening, started) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        for signal in signals.forever() {
-            if shutdown.is_shutting_down() {
-                std::process::exit(128 + signal);
+        fibra::run(move || {
+            let signals = match signal::listen(&[Signal::Term, Signal::Int]) {
+                Ok(signals) => signals,
+                Err(err) => return listening.send(Err(err)).unwrap(),
+            };
+            listening.send(Ok(())).unwrap();
+            for signal in signals {
+                if shutdown.is_shutting_down() {
+                    std::process::exit(128 + signal.as_raw());
+                }
+                shutdown.shutdown();
             }
-            shutdown.shutdown();
-        }
+        })
     });
-    Ok(())
+    started
+        .recv()
+        .map_err(|_| std::io::Error::other("the signal thread ended"))?
 }

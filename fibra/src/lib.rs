@@ -70,11 +70,13 @@
 //! |---|---|---|
 //! | sockets, timers, locks, channels, other green threads, Ractors | fibra's own: [`net`], [`time`], [`sync`], [`JoinHandle::join`], [`ractor`] | only the calling green thread |
 //! | files and directories | [`fs`]: `std::fs`'s functions and a [`File`](fs::File); each call hops to the blocking pool with the caller's path and buffer lent, not copied | only the calling green thread; the call holds a pool thread |
+//! | a pipe, a tty, stdin, any pollable descriptor (inotify, netlink, a serial port); Unix domain sockets; signals | [`io::Async`]; [`net::UnixStream`] and its kin; [`signal::listen`] | only the calling green thread |
 //! | a child process, a host name | [`process`] (`Command::output`, `Child::wait`, the child's pipes); [`net::lookup_host`], which fibra's sockets call for a name | only the calling green thread; a child's exit comes through a pidfd in the reactor (Linux 5.3 and later; elsewhere a pool thread waits for it), a name is resolved on the [`blocking`] pool (a numeric address is parsed in place) |
 //! | a blocking library (a sync database driver, a C library), a long computation | [`blocking`]`(\|\| …)`: the closure runs on a pool of OS threads | only the calling green thread; the work holds a pool thread |
 //! | a `Future` woken by whatever it waits for: a channel (`futures`' or `tokio::sync`'s), another OS thread, a timer of its own | [`block_on`]`(future)` | only the calling green thread |
 //! | a `Future` that needs tokio's reactor or timers: `tokio::net`, `tokio::time`, hyper's client, reqwest, sqlx, tonic | `fibra::tokio::block_on(future)`, with the cargo feature `tokio`: the future's sockets, timers and tasks belong to the program's tokio runtime, or a background one started on first use | only the calling green thread |
 //! | a computation to spread over the cores | a [`Ractor`](ractor::Ractor) per piece of it | nothing: Ractors run on worker threads of their own |
+//! | another OS thread: a plain thread, a [`blocking`] job, a Ractor body, another runtime (each [`run`] on its own OS thread) | [`sync::Queue`], [`sync::SizedQueue`], [`sync::oneshot`], [`sync::watch`]: `Send + Sync`, usable on both sides at once | only the calling green thread (an OS thread on the other side blocks) |
 //! | green threads that borrow the caller's locals (split a buffer, fan out over a slice) | [`scope`]`(\|s\| { s.spawn(\|\| …); })`, as `std::thread::scope` | only the calling green thread, until every thread of the scope has ended |
 //!
 //! And the other way round, **from outside a runtime**: a plain OS thread,
@@ -84,9 +86,9 @@
 //! inside it), and waits for it with the
 //! [`RemoteJoinHandle`](runtime::RemoteJoinHandle) it returns — joined
 //! (parking only a green thread, blocking an OS thread) or awaited.
-//! | another OS thread: a plain thread, a [`blocking`] job, a Ractor body, another runtime (each [`run`] on its own OS thread) | [`sync::Queue`], [`sync::SizedQueue`], [`sync::oneshot`], [`sync::watch`]: `Send + Sync`, usable on both sides at once | only the calling green thread (an OS thread on the other side blocks) |
 //!
-//! **fibra's own IO.** [`net`] (TCP, UDP), [`time`] (`sleep`, `timeout`),
+//! **fibra's own IO.** [`net`] (TCP, UDP, Unix sockets), [`io::Async`] (any
+//! pollable descriptor), [`signal`], [`time`] (`sleep`, `timeout`),
 //! [`sync`] (`Mutex`, `Condvar`, channels, `Select`, `RwLock`, `Semaphore`,
 //! `Barrier`, `Notify`, `WaitGroup`, `OnceCell`, `broadcast`), joining a green thread
 //! and Ractor messaging park only the green thread that waits, and the
@@ -190,9 +192,15 @@
 //! what to use instead:
 //!
 //! - `std::thread::sleep` — [`time::sleep`].
-//! - `std::net` sockets — [`net`]; reading stdin — [`blocking`].
+//! - `std::net` sockets — [`net`]; reading stdin — [`blocking`], or [`io::Async`] below.
 //! - `std::fs` — [`fs`]: the same functions and a [`File`](fs::File), which
 //!   park only the calling green thread.
+//! - A pipe, a tty or stdin read or written with `std` — [`io::Async`]
+//!   (`Async::new(std::io::stdin())`: mind that the terminal's `O_NONBLOCK`
+//!   is shared, see [`io::Async::new`]); `std::os::unix::net` sockets —
+//!   [`net::UnixStream`], [`net::UnixListener`], [`net::UnixDatagram`].
+//! - Waiting for a signal (`sigwait`, `signal-hook`'s blocking iterator) —
+//!   [`signal::listen`].
 //! - `std::process` (`Command::output`, `status`, `Child::wait`, reading a
 //!   child's pipes) — [`process`].
 //! - `std::net::ToSocketAddrs::to_socket_addrs` given a host name, which asks
@@ -233,6 +241,7 @@
 //! | **A lock-free queue gives each slot or node to one thread at a time.** The runtime's remote ring: a slot's value is written by the one producer whose compare-and-swap claimed its position and read by the one consumer that claimed it after seeing the producer's release. A Ractor's mailbox: a slot is written by the one sender whose compare-and-swap on the tail claimed it and read by the one consumer — the body's `Context`, neither `Send` nor `Sync` — after that sender's release of its `ready` flag; only the consumer frees a block, once it has taken the block's last message (when every sender with a slot there is done with it); the receiver's waiter is written only when no waker may read it. A dump counts a mailbox's messages by walking its queue on the receiver's worker, from that worker's runtime, when the body is not inside a receive: the same one consumer, reading only. | sequence numbers per slot (`runtime/ring.rs`); `Mailbox::receive` and `Mailbox::queued` are `unsafe` with the single-consumer contract, which only `Context` and the worker's census (`ractor/census.rs`, called from the runtime's part of a dump) meet; the `WAITING`/`WAKERS` protocol of `ractor/mailbox.rs` | the model checker loom over the real code (`scripts/model-check.sh`: the ring and remote queue with the poller's sleep, the last `Unparker`'s drop, a wake racing a runtime's end, an errand (`Handle::spawn`) sent to a sleeping runtime or racing its end, `block_on`'s waker, the mailbox's send/close wakes); Miri (`scripts/miri.sh`) on the ring's and the mailbox's unit tests; `tests/cross_thread.rs` (`sleeping_receivers_never_miss_a_wake`) under ThreadSanitizer and valgrind; a `compile_fail` example on `Context`; the mailbox's `queued_is_sound_while_senders_send` under Miri, and `tests/observe.rs` (a dump while messages pile up) under valgrind |
 //! | **A lent frame outlives the work that borrows it.** A file call of [`fs`] lends the calling green thread's path and buffer (on its stack, or borrowed from there) to a pool thread, which reads or writes them while the green thread is parked; nothing else touches them meanwhile. | `hop.rs`: the thread parks until the job says it has ended, whatever wakes it; those parks never unwind, so a cancel or a passed deadline is delivered only after the job has ended; an unwind that leaves the frame all the same (its fiber dropped with its runtime) blocks the OS thread in a guard until the job has ended; the thread lends (`Scheduler::lend`) while it waits, so it is never compacted; an abandoned thread leaks its stack, which stays mapped; a call from a fiber that the thread resumed (which cannot park it) runs in place, lending nothing | `tests/fs.rs` (a cancel and a `timeout` while a read into a stack buffer waits on a FIFO, the thread compacted around it by `compact_parked_after`), also under ThreadSanitizer; the model checker on the job's end (`hop.rs`) |
 //! | **A switch keeps what the ABI requires.** Callee-saved registers are saved or declared clobbered; an `asm!` block claims only the options it keeps (the valgrind request clobbers the flags). | `arch/x86_64.rs`, `arch/aarch64.rs` | the fiber tests (`callee_saved_fp_registers_survive_switches` for d8–d15), under valgrind memcheck (`scripts/memcheck.sh`) and ThreadSanitizer (`scripts/tsan.sh`) on x86_64, and under qemu-user on aarch64 (`scripts/test-aarch64.sh`) |
+//! | **A signal handler does only what is async-signal-safe.** It may run on any thread, between any two instructions: it allocates nothing, takes no lock, cannot panic, and touches nothing that may be freed under it. | the one action fibra registers through `signal-hook-registry` (`signal/handler.rs`, for [`signal::listen`] and [`runtime::dump_on_signal`]) stores to an atomic flag and calls `write(2)` on a pipe that the action itself owns; removing the action waits for handlers still running it (`signal-hook-registry`'s contract), so the pipe is closed only after | `tests/signal.rs` (signals from other threads, to several listeners and runtimes), `tests/observe.rs` (a dump on a signal) |
 //! | **A runtime's threads are read only on its own OS thread.** A dump never reads a green thread's stack or the task table from another OS thread, where that runtime may resume the thread meanwhile. | [`runtime::dump`] asks each runtime and waits for its answer (or reports it busy); the runtime describes itself from its own loop, resuming each suspended thread so that the thread traces its own stack and suspends again without leaving its park site; a signal handler only writes one byte to a pipe (async-signal-safe), and the dump is made by a thread of its own | `tests/observe.rs` (dumps from a plain OS thread, from a green thread, of a busy runtime, of 100,000 threads; on a signal), under valgrind memcheck |
 //!
 //! What Miri cannot run — the switch and the stack bootstrap are assembly — is
@@ -271,12 +280,13 @@
 //! Bottom up, each using only those below: `arch` (the context switch, one file
 //! per CPU), `stack` (guarded stacks and their pool), [`fiber`] and
 //! [`generator`] (the typed, safe API), [`runtime`] (scheduler, timers, IO
-//! reactor, cross-thread wake), [`time`], [`net`], [`process`], [`fs`], [`sync`] and
-//! [`blocking`], then [`ractor`]. Every `unsafe` block lives in the first three, in the
-//! runtime's lock-free wake ring, in a Ractor's lock-free mailbox (and the
-//! `Context` calls into it), in the borrowing hop of [`fs`] (`hop.rs`), or is
-//! a system call without a safe wrapper (a child's pidfd, `waitid`), and says
-//! why it holds.
+//! reactor, cross-thread wake), [`time`], [`net`], [`io`], [`signal`],
+//! [`process`], [`fs`], [`sync`] and [`blocking`], then [`ractor`]. Every
+//! `unsafe` block lives in the first three, in the runtime's lock-free wake
+//! ring, in a Ractor's lock-free mailbox (and the `Context` calls into it), in
+//! the borrowing hop of [`fs`] (`hop.rs`), or is a system call without a safe
+//! wrapper (a child's pidfd, `waitid`; `io`'s `fcntl` and `poll`; the `write`
+//! of `signal`'s handler), and says why it holds.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -288,10 +298,12 @@ pub mod fiber;
 pub mod fs;
 pub mod generator;
 mod hop;
+pub mod io;
 pub mod net;
 pub mod process;
 pub mod ractor;
 pub mod runtime;
+pub mod signal;
 mod stack;
 pub mod sync;
 mod sync_prims;

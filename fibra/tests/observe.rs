@@ -10,6 +10,7 @@ use fibra::runtime::{
     self, Dump, RactorDump, RactorState, RuntimeState, SocketDirection, ThreadBuilder, ThreadDump,
     ThreadState, WaitReason,
 };
+use fibra::signal::Signal;
 use fibra::sync::channel;
 use std::io;
 use std::io::{BufRead, BufReader};
@@ -550,7 +551,7 @@ fn dump_on_signal_prints_a_dump_on_stderr() {
 
 #[test]
 fn dump_on_signal_refuses_signals_it_cannot_or_must_not_take() {
-    for signal in [
+    for raw in [
         libc::SIGKILL,
         libc::SIGSTOP,
         libc::SIGSEGV,
@@ -558,10 +559,10 @@ fn dump_on_signal_refuses_signals_it_cannot_or_must_not_take() {
         0,
         -3,
     ] {
-        let err = runtime::dump_on_signal(signal).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{signal}: {err}");
+        let err = runtime::dump_on_signal(Signal::from_raw(raw)).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{raw}: {err}");
     }
-    let err = runtime::dump_on_signal(100_000).unwrap_err();
+    let err = runtime::dump_on_signal(Signal::Other(100_000)).unwrap_err();
     assert!(err.to_string().contains("signal 100000"), "{err}");
 }
 
@@ -772,7 +773,7 @@ fn child_process() {
             })
         }),
         Ok("dump_on_signal") => fibra::run(|| {
-            runtime::dump_on_signal(libc::SIGUSR1).unwrap();
+            runtime::dump_on_signal(Signal::Usr1).unwrap();
             let (_tx, rx) = channel::unbounded::<u32>();
             let _clerk = ThreadBuilder::new()
                 .name("clerk")

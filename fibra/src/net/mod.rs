@@ -1,5 +1,7 @@
 //! Sockets for green threads: [`TcpListener`], [`TcpStream`] and [`UdpSocket`],
-//! shaped like their `std::net` namesakes, whose blocking operations park only
+//! shaped like their `std::net` namesakes, and the Unix domain sockets
+//! [`UnixListener`], [`UnixStream`] and [`UnixDatagram`], shaped like
+//! `std::os::unix::net`'s, whose blocking operations park only
 //! the calling green thread while the runtime's reactor (epoll) waits for the
 //! kernel. Errors are `std::io::Error`s: a refused connection or a peer reset
 //! is an `Err`, never a panic.
@@ -46,33 +48,45 @@
 //!
 //! A socket belongs to the runtime of the OS thread that made it (it is neither
 //! `Send` nor `Sync`). To hand a connection to another OS thread, move the
-//! `std::net` socket there and take it over with `from_std`.
+//! `std` socket there (a Unix socket's `into_std` gives one back) and take it
+//! over with `from_std`.
 
 mod lookup;
 pub(crate) mod registration;
 mod tcp;
 mod udp;
+mod unix_datagram;
+mod unix_stream;
 
 pub use lookup::{ToSocketAddrs, lookup_host};
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;
+pub use unix_datagram::UnixDatagram;
+pub use unix_stream::{UnixListener, UnixStream};
 
 /// `AsRawFd` and `AsFd` for each socket type: its descriptor, for socket
 /// options fibra does not wrap. Do not change its blocking mode or close it.
 macro_rules! impl_as_fd {
-    ($($socket:ty),*) => {$(
+    ($($socket:ty: $($via:ident()).+;)*) => {$(
         impl std::os::fd::AsRawFd for $socket {
             fn as_raw_fd(&self) -> std::os::fd::RawFd {
-                self.registration().source().as_raw_fd()
+                self$(.$via())+.as_raw_fd()
             }
         }
 
         impl std::os::fd::AsFd for $socket {
             fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-                self.registration().source().as_fd()
+                self$(.$via())+.as_fd()
             }
         }
     )*};
 }
 
-impl_as_fd!(TcpListener, TcpStream, UdpSocket);
+impl_as_fd! {
+    TcpListener: registration().source();
+    TcpStream: registration().source();
+    UdpSocket: registration().source();
+    UnixListener: io();
+    UnixStream: io();
+    UnixDatagram: io();
+}

@@ -2,27 +2,28 @@
 //! prints its goroutines on `SIGQUIT`.
 //!
 //! A signal handler may only call async-signal-safe functions, and a dump
-//! takes locks, allocates and waits for runtimes. So the handler writes one
-//! byte to a pipe, and a dedicated OS thread, started by the first call, reads
-//! it and prints the dump. Nothing is installed until a program asks.
+//! takes locks, allocates and waits for runtimes. So the signal's action (see
+//! [`signal`](crate::signal)'s) marks the dump pending and writes one byte to a
+//! pipe, and a dedicated OS thread, started by the first call, reads it and
+//! prints the dump. Nothing is installed until a program asks.
 
 use super::dump::dump;
-use std::io::{self, Write};
-use std::os::fd::RawFd;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
-
-/// The pipe's write end, for the handler (-1 until the first call).
-static WAKE: AtomicI32 = AtomicI32::new(-1);
+use crate::signal::{Action, Notify, Signal};
+use std::io::{self, PipeReader, Read, Write};
+use std::sync::{Arc, OnceLock};
 
 /// Prints a [`dump`](super::dump()) to stderr each time the process receives
-/// `signal` (a `libc::SIG*` number), from a dedicated OS thread.
-/// Nothing is installed unless a program calls it; it replaces the signal's
-/// previous disposition (its default action, e.g. ending the process for
-/// `SIGQUIT` or `SIGUSR1`).
+/// `signal`, from a dedicated OS thread (a burst of signals that arrives
+/// while it prints gives one more dump, not one each).
+/// Nothing is installed unless a program calls it; from then on the signal
+/// no longer has its default action (e.g. ending the process for `SIGQUIT`
+/// or `SIGUSR1`), as with [`signal::listen`](crate::signal::listen), and
+/// [listeners](crate::signal::Listener) of the same signal receive it too.
 ///
 /// ```no_run
-/// fibra::runtime::dump_on_signal(libc::SIGQUIT).unwrap();
+/// use fibra::signal::Signal;
+///
+/// fibra::runtime::dump_on_signal(Signal::Quit).unwrap();
 /// // From a shell: kill -QUIT <pid>
 /// ```
 ///
@@ -33,71 +34,24 @@ static WAKE: AtomicI32 = AtomicI32::new(-1);
 /// `SIGILL`, `SIGFPE`: fibra reports fiber stack overflows through the first
 /// two), or a number that is no signal; the OS's error if the pipe, the thread
 /// or the handler cannot be had.
-pub fn dump_on_signal(signal: i32) -> io::Result<()> {
-    let refused = [
-        libc::SIGKILL,
-        libc::SIGSTOP,
-        libc::SIGSEGV,
-        libc::SIGBUS,
-        libc::SIGILL,
-        libc::SIGFPE,
-    ];
-    if signal <= 0 || refused.contains(&signal) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "fibra: signal {signal} cannot carry a dump (it cannot be caught, or is needed for faults)"
-            ),
-        ));
-    }
-    start_printer()?;
-    // SAFETY: the action is fully initialised (zeroed, then the handler and an
-    // empty mask set); the handler only loads an atomic and calls `write`,
-    // both async-signal-safe, and keeps `errno`.
-    let installed = unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        action.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(signal, &action, std::ptr::null_mut())
-    };
-    if installed != 0 {
-        let err = io::Error::last_os_error();
-        return Err(io::Error::new(
-            err.kind(),
-            format!("fibra: cannot install a handler for signal {signal}: {err}"),
-        ));
-    }
+pub fn dump_on_signal(signal: Signal) -> io::Result<()> {
+    Action::register(signal, printer()?, 0)?.keep();
     Ok(())
 }
 
-extern "C" fn on_signal(_: libc::c_int) {
-    let fd = WAKE.load(Relaxed);
-    if fd < 0 {
-        return;
-    }
-    // SAFETY: `errno` is this thread's; it is read and restored around the
-    // write, which is async-signal-safe and writes one byte from a local.
-    unsafe {
-        let errno = errno();
-        let byte = 1u8;
-        libc::write(fd, (&raw const byte).cast(), 1);
-        *errno_location() = errno;
-    }
-}
-
-/// Makes the pipe and starts the thread that prints dumps (once).
-fn start_printer() -> io::Result<()> {
-    static STARTED: OnceLock<Result<(), (io::ErrorKind, String)>> = OnceLock::new();
-    STARTED
+/// What the signals' actions notify: the thread that prints dumps, started
+/// once with its pipe.
+fn printer() -> io::Result<Arc<Notify>> {
+    static PRINTER: OnceLock<Result<Arc<Notify>, (io::ErrorKind, String)>> = OnceLock::new();
+    PRINTER
         .get_or_init(|| {
-            let (read, write) = pipe().map_err(|e| (e.kind(), e.to_string()))?;
+            let (read, notify) = Notify::new(1).map_err(|e| (e.kind(), e.to_string()))?;
+            let pending = notify.clone();
             std::thread::Builder::new()
                 .name("fibra-dump".into())
-                .spawn(move || print_dumps(read))
+                .spawn(move || print_dumps(read, &pending))
                 .map_err(|e| (e.kind(), e.to_string()))?;
-            WAKE.store(write, Relaxed);
-            Ok(())
+            Ok(notify)
         })
         .clone()
         .map_err(|(kind, why)| {
@@ -105,53 +59,18 @@ fn start_printer() -> io::Result<()> {
         })
 }
 
-/// A pipe whose write end never blocks (a burst of signals that fills it
-/// just coalesces into the dumps already pending).
-fn pipe() -> io::Result<(RawFd, RawFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two descriptors `pipe` writes.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    for (fd, flags) in [(fds[0], 0), (fds[1], libc::O_NONBLOCK)] {
-        // SAFETY: plain fcntl calls on the descriptors just made.
-        unsafe {
-            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-            libc::fcntl(fd, libc::F_SETFL, flags);
-        }
-    }
-    Ok((fds[0], fds[1]))
-}
-
-fn print_dumps(read: RawFd) {
+fn print_dumps(mut read: PipeReader, pending: &Notify) {
     let mut buffer = [0u8; 64];
     loop {
-        // SAFETY: reads into a local buffer of the size given.
-        let n = unsafe { libc::read(read, buffer.as_mut_ptr().cast(), buffer.len()) };
-        if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-            continue;
+        match read.read(&mut buffer) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
         }
-        if n <= 0 {
-            return;
+        if pending.take(0) {
+            let text = dump().to_string();
+            let _ = io::stderr().lock().write_all(text.as_bytes());
         }
-        let text = dump().to_string();
-        let _ = io::stderr().lock().write_all(text.as_bytes());
     }
-}
-
-#[cfg(any(target_os = "linux", target_os = "android"))]
-unsafe fn errno_location() -> *mut libc::c_int {
-    // SAFETY: always valid for the calling thread.
-    unsafe { libc::__errno_location() }
-}
-
-#[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
-unsafe fn errno_location() -> *mut libc::c_int {
-    // SAFETY: always valid for the calling thread.
-    unsafe { libc::__error() }
-}
-
-unsafe fn errno() -> libc::c_int {
-    // SAFETY: see `errno_location`.
-    unsafe { *errno_location() }
 }
