@@ -82,6 +82,42 @@ macro_rules! impl_as_fd {
     )*};
 }
 
+/// `Read` and `Write` for an owned stream, through those of `&stream`,
+/// which do the work (so that two green threads may read and write one
+/// shared stream at once).
+macro_rules! impl_io_by_ref {
+    ($($stream:ty),*) => {$(
+        impl std::io::Read for $stream {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                (&*self).read(buf)
+            }
+
+            fn read_vectored(
+                &mut self,
+                bufs: &mut [std::io::IoSliceMut<'_>],
+            ) -> std::io::Result<usize> {
+                (&*self).read_vectored(bufs)
+            }
+        }
+
+        impl std::io::Write for $stream {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                (&*self).write(buf)
+            }
+
+            fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+                (&*self).write_vectored(bufs)
+            }
+
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+    )*};
+}
+
+impl_io_by_ref!(TcpStream, UnixStream);
+
 impl_as_fd! {
     TcpListener: registration().source();
     TcpStream: registration().source();
