@@ -1,0 +1,66 @@
+//! The access log middleware (cargo feature `log`).
+
+use super::{Next, current_request_id};
+use crate::{Request, Response};
+use std::time::Instant;
+
+/// A middleware that logs one line per request, through the [`log`] crate
+/// at level `Info` with target `fibra_http::access`, once the wrapped handler
+/// has answered:
+///
+/// ```text
+/// 127.0.0.1:50312 "GET /todos/7" 200 27 0.412ms id=1f0c3d9e5a7b2c41-0
+/// ```
+///
+/// The client's address (`-` where there is none), the method and path
+/// (without the query, which may hold what a log should not), the status,
+/// the body's length in bytes (`-` for a streamed [`Body`](crate::Body),
+/// whose length is not known yet), how long the handlers inside took to
+/// answer, and the request id where a [`request_id`](super::request_id)
+/// middleware outside this one gave it one. A handler that panics logs
+/// nothing here (the server answers `500` for it).
+///
+/// Any `log` implementation collects the lines (`env_logger`, `simplelog`,
+/// `log4rs`, or your own); with none installed, nothing is formatted.
+///
+/// ```
+/// use fibra_http::middleware::access_log;
+/// use fibra_http::{Request, Response, Router};
+///
+/// let router = Router::new()
+///     .get("/hello", |_: &Request| Response::text("Hello\n"))
+///     .wrap(access_log());
+/// // env_logger::init(); Server::bind("127.0.0.1:8080")?.serve(router)?;
+/// # let _ = router;
+/// ```
+pub fn access_log() -> impl Fn(&Request, Next<'_>) -> Response + Send + Sync {
+    |request: &Request, next: Next<'_>| {
+        let start = Instant::now();
+        let response = next.run(request);
+        if log::log_enabled!(target: "fibra_http::access", log::Level::Info) {
+            let took = start.elapsed();
+            let peer = request.peer_addr();
+            let peer: &dyn std::fmt::Display = match &peer {
+                Some(peer) => peer,
+                None => &"-",
+            };
+            let bytes = response.body_bytes().map(<[u8]>::len);
+            let bytes: &dyn std::fmt::Display = match &bytes {
+                Some(bytes) => bytes,
+                None => &"-",
+            };
+            let id = current_request_id();
+            let id = id.as_deref().map(|id| format!(" id={id}"));
+            log::info!(
+                target: "fibra_http::access",
+                "{peer} \"{} {}\" {} {bytes} {:.3}ms{}",
+                request.method(),
+                request.path(),
+                response.status(),
+                took.as_secs_f64() * 1e3,
+                id.as_deref().unwrap_or_default(),
+            );
+        }
+        response
+    }
+}
