@@ -55,8 +55,8 @@
 //! (for the handler, a lock, a timer) before and after it. A router that is
 //! not wrapped costs nothing more than before.
 //!
-//! The built-ins: [`access_log`] (cargo feature `log`), [`deadline`] and
-//! [`request_id`].
+//! The built-ins: `access_log` (with the cargo feature `log`: a line per
+//! request through the `log` crate), [`deadline`] and [`request_id`].
 
 use crate::{Handler, Request, Response};
 use std::time::Duration;
