@@ -78,12 +78,16 @@ fn an_access_log_line_per_request() {
                     .post(&format!("{prefix}/echo"), |request: &Request| {
                         Response::new(201).with_body(request.body().to_vec())
                     })
+                    .get(&format!("{prefix}/panic"), |_: &Request| -> Response {
+                        panic!("a handler that fails")
+                    })
                     .wrap(access_log())
             }
         };
         let server = Running::serving_with(Server::builder().mode(mode), make);
         let mut client = server.client();
         let local = client.stream.local_addr().unwrap().to_string();
+        let first = format!("{local} \"GET {prefix}/hello\"");
         assert_eq!(get(&mut client, &format!("{prefix}/hello?x=1")).status, 200);
         client.send(
             format!("POST {prefix}/echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc")
@@ -91,18 +95,23 @@ fn an_access_log_line_per_request() {
         );
         assert_eq!(client.response().status, 201);
         assert_eq!(get(&mut client, &format!("{prefix}/nowhere")).status, 404);
+        // A failing handler is logged with the server's answer.
+        let mut failing = server.client();
+        assert_eq!(get(&mut failing, &format!("{prefix}/panic")).status, 500);
 
         let lines = logged(&prefix);
-        assert_eq!(lines.len(), 3, "{mode:?}: {lines:#?}");
+        assert_eq!(lines.len(), 4, "{mode:?}: {lines:#?}");
+        assert!(lines[0].starts_with(&first), "{} is not {first}…", lines[0]);
         let expected = [
             (format!("GET {prefix}/hello"), "200", "6"),
             (format!("POST {prefix}/echo"), "201", "3"),
             (format!("GET {prefix}/nowhere"), "404", "10"),
+            (format!("GET {prefix}/panic"), "500", "-"),
         ];
         for (line, (request, status, bytes)) in lines.iter().zip(expected) {
             let fields = fields(line);
             assert_eq!(fields.len(), 5, "{line}");
-            assert_eq!(fields[0], local, "{line}");
+            assert!(fields[0].starts_with("127.0.0.1:"), "{line}");
             assert_eq!(fields[1], request, "{line}");
             assert_eq!((fields[2].as_str(), fields[3].as_str()), (status, bytes));
             let ms = fields[4].strip_suffix("ms").expect(line);

@@ -2,7 +2,14 @@
 
 use super::{Next, current_request_id};
 use crate::{Request, Response};
-use std::time::Instant;
+use fibra::runtime::Cancelled;
+use fibra::time::Expired;
+use std::fmt::Display;
+use std::panic::{self, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+/// The `log` target of the lines.
+const TARGET: &str = "fibra_http::access";
 
 /// A middleware that logs one line per request, through the [`log`] crate
 /// at level `Info` with target `fibra_http::access`, once the wrapped handler
@@ -17,8 +24,11 @@ use std::time::Instant;
 /// the body's length in bytes (`-` for a streamed [`Body`](crate::Body),
 /// whose length is not known yet), how long the handlers inside took to
 /// answer, and the request id where a [`request_id`](super::request_id)
-/// middleware outside this one gave it one. A handler that panics logs
-/// nothing here (the server answers `500` for it).
+/// middleware outside this one gave it one. A handler that panics is logged
+/// with the `500` the server answers for it (and `-` bytes); one unwound by
+/// the server's shutdown, or by a deadline outside this middleware, is not
+/// logged here (put [`deadline`](super::deadline) inside it to log its
+/// `503`).
 ///
 /// Any `log` implementation collects the lines (`env_logger`, `simplelog`,
 /// `log4rs`, or your own); with none installed, nothing is formatted.
@@ -36,31 +46,43 @@ use std::time::Instant;
 pub fn access_log() -> impl Fn(&Request, Next<'_>) -> Response + Send + Sync {
     |request: &Request, next: Next<'_>| {
         let start = Instant::now();
-        let response = next.run(request);
-        if log::log_enabled!(target: "fibra_http::access", log::Level::Info) {
-            let took = start.elapsed();
-            let peer = request.peer_addr();
-            let peer: &dyn std::fmt::Display = match &peer {
-                Some(peer) => peer,
-                None => &"-",
-            };
-            let bytes = response.body_bytes().map(<[u8]>::len);
-            let bytes: &dyn std::fmt::Display = match &bytes {
-                Some(bytes) => bytes,
-                None => &"-",
-            };
-            let id = current_request_id();
-            let id = id.as_deref().map(|id| format!(" id={id}"));
-            log::info!(
-                target: "fibra_http::access",
-                "{peer} \"{} {}\" {} {bytes} {:.3}ms{}",
-                request.method(),
-                request.path(),
-                response.status(),
-                took.as_secs_f64() * 1e3,
-                id.as_deref().unwrap_or_default(),
-            );
+        match panic::catch_unwind(AssertUnwindSafe(|| next.run(request))) {
+            Ok(response) => {
+                let bytes = response.body_bytes().map(<[u8]>::len);
+                log_line(request, response.status(), bytes, start.elapsed());
+                response
+            }
+            Err(payload) => {
+                if !payload.is::<Cancelled>() && !payload.is::<Expired>() {
+                    log_line(request, 500, None, start.elapsed());
+                }
+                panic::resume_unwind(payload)
+            }
         }
-        response
     }
+}
+
+fn log_line(request: &Request, status: u16, bytes: Option<usize>, took: Duration) {
+    if !log::log_enabled!(target: TARGET, log::Level::Info) {
+        return;
+    }
+    let peer = request.peer_addr();
+    let peer: &dyn Display = match &peer {
+        Some(peer) => peer,
+        None => &"-",
+    };
+    let bytes: &dyn Display = match &bytes {
+        Some(bytes) => bytes,
+        None => &"-",
+    };
+    let id = current_request_id();
+    let id = id.as_deref().map(|id| format!(" id={id}"));
+    log::info!(
+        target: TARGET,
+        "{peer} \"{} {}\" {status} {bytes} {:.3}ms{}",
+        request.method(),
+        request.path(),
+        took.as_secs_f64() * 1e3,
+        id.as_deref().unwrap_or_default(),
+    );
 }
