@@ -144,7 +144,11 @@ impl<H: Handler, M: Middleware> Handler for Wrap<H, M> {
 /// The limit is enforced where the handler waits (sleeps, sockets,
 /// channels, fibra's locks): a handler that computes without waiting runs
 /// to its end, and its answer is sent. The other connections are served
-/// meanwhile either way.
+/// meanwhile either way. It covers what the handlers inside make the
+/// response in: not the reading of the request (bounded by the server's
+/// [`Limits`](crate::Limits) timeouts, before any handler runs), nor the
+/// sending of a streamed [`Body`](crate::Body), whose reader runs after
+/// the handler has returned.
 ///
 /// Why 503 and not 504: `504 Gateway Timeout` tells the client that *an
 /// upstream server* did not answer a gateway in time, while here this
