@@ -67,7 +67,7 @@ mod request_id;
 
 #[cfg(feature = "log")]
 pub use access_log::access_log;
-pub use request_id::{current_request_id, request_id};
+pub use request_id::{RequestId, current_request_id, request_id};
 
 /// Code run around a handler: the response to `request`, given `next`, the
 /// handler it wraps. Implemented by every `Fn(&Request, Next<'_>) -> Response`.
