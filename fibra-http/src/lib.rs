@@ -48,7 +48,7 @@
 //! it sees the request, calls the handler through [`Next`] (or answers
 //! itself) and sees the response. The [`middleware`] module has an access
 //! log (one line per request through the `log` crate, with the `log` cargo
-//! feature), a per-request deadline (`503` for a handler still waiting when
+//! feature, or a `tracing` event, with `tracing`), a per-request deadline (`503` for a handler still waiting when
 //! it passes, unwound with its destructors run) and a request id
 //! (`x-request-id`, taken from the client or made, read by the handler);
 //! its docs say in which order they compose.

@@ -56,16 +56,17 @@
 //! not wrapped costs nothing more than before.
 //!
 //! The built-ins: `access_log` (with the cargo feature `log`: a line per
-//! request through the `log` crate), [`deadline`] and [`request_id`].
+//! request through the `log` crate; with `tracing`, an event per request),
+//! [`deadline`] and [`request_id`].
 
 use crate::{Handler, Request, Response};
 use std::time::Duration;
 
-#[cfg(feature = "log")]
+#[cfg(any(feature = "log", feature = "tracing"))]
 mod access_log;
 mod request_id;
 
-#[cfg(feature = "log")]
+#[cfg(any(feature = "log", feature = "tracing"))]
 pub use access_log::access_log;
 pub use request_id::{RequestId, current_request_id, request_id};
 

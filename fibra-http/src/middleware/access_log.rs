@@ -4,16 +4,16 @@ use super::{Next, current_request_id};
 use crate::{Request, Response};
 use fibra::runtime::Cancelled;
 use fibra::time::Expired;
-use std::fmt::Display;
+use std::fmt::{self, Display};
 use std::panic::{self, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 /// The `log` target of the lines.
 const TARGET: &str = "fibra_http::access";
 
-/// A middleware that logs one line per request, through the [`log`] crate
-/// at level `Info` with target `fibra_http::access`, once the wrapped handler
-/// has answered:
+/// A middleware that logs one line per request, through the `log` crate
+/// (cargo feature `log`) at level `Info` with target `fibra_http::access`,
+/// once the wrapped handler has answered:
 ///
 /// ```text
 /// 127.0.0.1:50312 "GET /todos/7" 200 27 0.412ms id=1f0c3d9e5a7b2c41-0
@@ -32,6 +32,12 @@ const TARGET: &str = "fibra_http::access";
 ///
 /// Any `log` implementation collects the lines (`env_logger`, `simplelog`,
 /// `log4rs`, or your own); with none installed, nothing is formatted.
+///
+/// With the cargo feature `tracing`, each request is also (or, without
+/// `log`, only) a `tracing` event at level `INFO` with the same target,
+/// whose fields are `peer`, `method`, `path`, `status`, `bytes`,
+/// `duration_ms` and `request_id` (absent without one), for a subscriber
+/// to format or filter as it likes.
 ///
 /// ```
 /// use fibra_http::middleware::access_log;
@@ -62,27 +68,45 @@ pub fn access_log() -> impl Fn(&Request, Next<'_>) -> Response + Send + Sync {
     }
 }
 
+/// Logs the line for a request answered `status` with `bytes` of body (to
+/// whichever of `log` and `tracing` are on).
 fn log_line(request: &Request, status: u16, bytes: Option<usize>, took: Duration) {
-    if !log::log_enabled!(target: TARGET, log::Level::Info) {
-        return;
+    #[cfg(feature = "log")]
+    if log::log_enabled!(target: TARGET, log::Level::Info) {
+        let id = current_request_id().map(|id| format!(" id={id}"));
+        log::info!(
+            target: TARGET,
+            "{} \"{} {}\" {status} {} {:.3}ms{}",
+            Dash(request.peer_addr()),
+            request.method(),
+            request.path(),
+            Dash(bytes),
+            took.as_secs_f64() * 1e3,
+            id.as_deref().unwrap_or_default(),
+        );
     }
-    let peer = request.peer_addr();
-    let peer: &dyn Display = match &peer {
-        Some(peer) => peer,
-        None => &"-",
-    };
-    let bytes: &dyn Display = match &bytes {
-        Some(bytes) => bytes,
-        None => &"-",
-    };
-    let id = current_request_id();
-    let id = id.as_deref().map(|id| format!(" id={id}"));
-    log::info!(
+    #[cfg(feature = "tracing")]
+    tracing::info!(
         target: TARGET,
-        "{peer} \"{} {}\" {status} {bytes} {:.3}ms{}",
-        request.method(),
-        request.path(),
-        took.as_secs_f64() * 1e3,
-        id.as_deref().unwrap_or_default(),
+        peer = %Dash(request.peer_addr()),
+        method = request.method(),
+        path = request.path(),
+        status,
+        bytes = %Dash(bytes),
+        duration_ms = took.as_secs_f64() * 1e3,
+        request_id = current_request_id().as_deref(),
+        "request answered",
     );
+}
+
+/// Shows `-` for `None`.
+struct Dash<T>(Option<T>);
+
+impl<T: Display> Display for Dash<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(value) => value.fmt(f),
+            None => f.write_str("-"),
+        }
+    }
 }
