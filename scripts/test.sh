@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The project's tests, exactly as the README and CI run them: every crate's unit,
 # behaviour and doc tests; fibra-http's HTTPS tests (feature tls) and its JSON
-# API's tests and doc examples (feature serde); fibra's tokio
+# API's tests and doc examples (feature serde); its middleware's tests and
+# access log's doc example (feature log), and the access log as tracing
+# events (feature tracing); fibra's tokio
 # bridge (feature tokio, its tests and doc examples); green threads' tracing
 # spans (feature tracing); fibra's defined
 # outcomes under panic = "abort"; fibra's unit tests under Miri; the model
@@ -14,6 +16,9 @@ cargo test --workspace
 cargo test -p fibra-http --features tls --test tls
 cargo test -p fibra-http --features serde --test json_api
 cargo test -p fibra-http --features serde --doc
+cargo test -p fibra-http --features log --test middleware
+cargo test -p fibra-http --features log --doc middleware
+cargo test -p fibra-http --features tracing --test access_log_tracing
 cargo test -p fibra --features tokio --test tokio_bridge
 cargo test -p fibra --features tokio --doc tokio
 cargo test -p fibra --features tracing --test tracing_spans

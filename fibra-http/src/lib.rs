@@ -42,6 +42,17 @@
 //! one. `404` and `405` can be answered by handlers of your
 //! own ([`Router::not_found`], [`Router::method_not_allowed`]).
 //!
+//! # Middleware
+//!
+//! [`Router::wrap`] runs a function around every request a router answers:
+//! it sees the request, calls the handler through [`Next`] (or answers
+//! itself) and sees the response. The [`middleware`] module has an access
+//! log (one line per request through the `log` crate, with the `log` cargo
+//! feature, or a `tracing` event, with `tracing`), a per-request deadline (`503` for a handler still waiting when
+//! it passes, unwound with its destructors run) and a request id
+//! (`x-request-id`, taken from the client or made, read by the handler);
+//! its docs say in which order they compose.
+//!
 //! # Sharing state between handlers
 //!
 //! Every connection is served by a green thread, and every green thread of
@@ -196,6 +207,7 @@ mod handler;
 mod host;
 mod http_types;
 mod limits;
+pub mod middleware;
 mod params;
 mod pattern;
 mod request;
@@ -215,6 +227,7 @@ pub use handler::{Accepts, Handler};
 pub use http;
 pub use http_types::{HttpHandler, http_handler};
 pub use limits::Limits;
+pub use middleware::{Middleware, Next, Wrap};
 pub use request::{Request, Version};
 pub use response::{Body, Response};
 pub use router::Router;

@@ -1,6 +1,7 @@
 //! Routing requests to handlers by method and path.
 
 use crate::handler::Accepts;
+use crate::middleware::{Middleware, Wrap};
 use crate::pattern::Pattern;
 use crate::{Handler, Request, Response};
 
@@ -353,6 +354,32 @@ impl<H: ?Sized + Handler> Router<H> {
     {
         self.method_not_allowed = Some(H::boxed(handler));
         self
+    }
+
+    /// This router wrapped in `middleware`, which runs around every request
+    /// it answers — routed, `404`, `405` and automatic `HEAD`/`OPTIONS`
+    /// alike (see the [`middleware`](crate::middleware) module: the built-in
+    /// access log, deadline and request id, and the order of several).
+    /// The result is a [`Handler`] that serves wherever the router would;
+    /// add the routes first.
+    ///
+    /// ```
+    /// use fibra_http::{Handler, Next, Request, Response, Router};
+    ///
+    /// let router = Router::new()
+    ///     .get("/admin", |_: &Request| Response::text("the secrets\n"))
+    ///     .wrap(|request: &Request, next: Next<'_>| {
+    ///         match request.header("authorization") {
+    ///             Some("Bearer let-me-in") => next.run(request),
+    ///             _ => Response::new(401).with_header("www-authenticate", "Bearer"),
+    ///         }
+    ///     });
+    /// let anonymous = Request::from(http::Request::get("/admin").body(Vec::new())?);
+    /// assert_eq!(router.handle(&anonymous).status(), 401);
+    /// # Ok::<(), http::Error>(())
+    /// ```
+    pub fn wrap<M: Middleware>(self, middleware: M) -> Wrap<Self, M> {
+        Wrap::new(self, middleware)
     }
 
     /// The route of `method` without parameters for `path`.
