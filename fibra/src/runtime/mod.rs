@@ -265,6 +265,7 @@ use std::time::Duration;
 /// If `f` panics (the panic continues here), if every green thread deadlocks,
 /// if a runtime is already running on this OS thread, or if the IO reactor
 /// cannot be created.
+#[track_caller]
 pub fn run<F, T>(f: F) -> T
 where
     F: FnOnce() -> T + 'static,
@@ -385,6 +386,11 @@ impl Builder {
     }
 
     /// Starts the runtime and runs `f` as its first green thread (see [`run`]).
+    ///
+    /// # Panics
+    ///
+    /// As [`run`].
+    #[track_caller]
     pub fn run<F, T>(self, f: F) -> T
     where
         F: FnOnce() -> T + 'static,
@@ -401,11 +407,14 @@ impl Builder {
         let _installed = Installed::new(scheduler.clone());
         let main = spawn(f);
         let outcome = scheduler.run_until(|| main.is_finished());
+        // Where each thread waits, taken before the shutdown unwinds them.
+        let deadlocked = outcome.err().map(|deadlock| (deadlock, dump::of_own(&scheduler)));
         scheduler.shutdown();
-        if let Err(deadlock) = outcome {
+        if let Some((deadlock, dump)) = deadlocked {
             panic!(
                 "fibra: deadlock: all {} green threads are parked and nothing can wake one \
-                 (no timer, no socket, no Unparker held by another OS thread)",
+                 (no timer, no socket, no Unparker held by another OS thread); where each \
+                 waits:\n\n{dump}",
                 deadlock.parked
             );
         }
@@ -419,16 +428,18 @@ impl Builder {
 
 /// Puts the running green thread at the back of the run queue, so that the
 /// others run first (Ruby's `Thread.pass`).
+#[track_caller]
 pub fn yield_now() {
-    scheduler::current().yield_now();
+    scheduler::current_for("fibra::runtime::yield_now").yield_now();
 }
 
 /// Parks the running green thread until an [`Unparker`] (or a
 /// [`Thread::unparker`] obtained before) unparks it. Like
 /// [`std::thread::park`], it may also return spuriously: park in a loop that
 /// checks what you wait for.
+#[track_caller]
 pub fn park() {
-    scheduler::current().park_on(WaitReason::Park);
+    scheduler::current_for("fibra::runtime::park").park_on(WaitReason::Park);
 }
 
 /// How many entries the running runtime's timer heap holds, armed or disarmed
@@ -462,8 +473,9 @@ pub(crate) fn describe_ractors_with(describe: DescribeRactors) {
 /// # Panics
 ///
 /// Outside a green thread.
+#[track_caller]
 pub fn current() -> Thread {
-    let scheduler = scheduler::current();
+    let scheduler = scheduler::current_for("fibra::runtime::current");
     let id = scheduler.running();
     Thread {
         id,
