@@ -250,22 +250,37 @@ pub(crate) fn running_thread() -> Option<(RuntimeId, TaskId)> {
         .flatten()
 }
 
+/// The monitor of the runtime running on this OS thread, if any, from
+/// anywhere on it (a panic hook included: it never panics, even while the
+/// scheduler is being installed or removed).
+pub(super) fn current_monitor() -> Option<Arc<Monitor>> {
+    CURRENT
+        .try_with(|c| Some(c.try_borrow().ok()?.as_ref()?.monitor.clone()))
+        .ok()
+        .flatten()
+}
+
 /// Makes `scheduler` this thread's current one until the guard is dropped.
 pub(super) struct Installed(());
 
 impl Installed {
     #[track_caller]
     pub(super) fn new(scheduler: Rc<Scheduler>) -> Installed {
-        CURRENT.with(|c| {
+        // The panic is outside the closure, which has no caller location.
+        let installed = CURRENT.with(|c| {
             let mut current = c.borrow_mut();
-            assert!(
-                current.is_none(),
-                "fibra::run called inside a fibra runtime: a runtime is already running on \
-                 this OS thread (fibra::run does not nest; fibra::spawn starts a green thread \
-                 here, fibra::block_on waits for a future)"
-            );
-            *current = Some(scheduler);
+            let free = current.is_none();
+            if free {
+                *current = Some(scheduler);
+            }
+            free
         });
+        assert!(
+            installed,
+            "fibra::run called inside a fibra runtime: a runtime is already running on \
+             this OS thread (fibra::run does not nest; fibra::spawn starts a green thread \
+             here, fibra::block_on waits for a future)"
+        );
         Installed(())
     }
 }

@@ -14,6 +14,16 @@
 //! The watchdog only sees a thread from its first sample, so a stall is
 //! reported between one and one and a half thresholds after it began, and the
 //! durations it gives are lower bounds, short by up to half a threshold.
+//!
+//! A green thread that panics runs the panic hook before it unwinds, on its
+//! runtime's OS thread, and without switching: with `RUST_BACKTRACE=1` the
+//! hook symbolizes and prints a backtrace, which takes hundreds of
+//! milliseconds in a debug build. The switch count cannot tell that from a
+//! blocking call, so fibra wraps the panic hook in place when the watchdog
+//! starts ([`hook_panics`]): while a hook runs on a runtime's OS thread, that
+//! runtime is counted as not running a thread, and the threshold starts
+//! again when the hook returns. (A hook the program sets after that replaces
+//! the wrapper: then that time counts again.)
 
 use super::registry::{self, Monitor, lock};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -83,6 +93,46 @@ pub(super) fn watch() {
         }
     }
     WATCHDOG.changed.notify_one();
+    hook_panics();
+}
+
+/// Wraps the panic hook in place, once per process, so that the time a
+/// runtime's OS thread spends in it is not a stall (module docs).
+fn hook_panics() {
+    static HOOKED: Mutex<bool> = Mutex::new(false);
+    let mut hooked = lock(&HOOKED);
+    // A thread that is panicking must not replace the hook (std panics).
+    if *hooked || std::thread::panicking() {
+        return;
+    }
+    *hooked = true;
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _paused = InPanicHook::enter();
+        previous(info);
+    }));
+}
+
+/// Marks the runtime of this OS thread, if any, as running a panic hook for
+/// as long as it lives.
+struct InPanicHook(Option<Arc<Monitor>>);
+
+impl InPanicHook {
+    fn enter() -> InPanicHook {
+        let monitor = super::scheduler::current_monitor();
+        if let Some(monitor) = &monitor {
+            monitor.in_panic_hook.fetch_add(1, Relaxed);
+        }
+        InPanicHook(monitor)
+    }
+}
+
+impl Drop for InPanicHook {
+    fn drop(&mut self) {
+        if let Some(monitor) = &self.0 {
+            monitor.in_panic_hook.fetch_sub(1, Relaxed);
+        }
+    }
 }
 
 /// What the watchdog saw of one runtime.
@@ -153,7 +203,8 @@ fn watchdog() {
 fn check(monitor: &Monitor, sample: &mut Sample, now: Instant) {
     let switches = monitor.switches.load(Relaxed);
     let running = monitor.running.load(Relaxed);
-    if running == 0 || switches != sample.switches {
+    let in_panic_hook = monitor.in_panic_hook.load(Relaxed) != 0;
+    if running == 0 || switches != sample.switches || in_panic_hook {
         sample.switches = switches;
         sample.since = now;
         sample.reported = false;
