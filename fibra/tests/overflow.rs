@@ -123,7 +123,9 @@ fn a_green_thread_stack_overflow_names_the_thread_and_its_setting() {
     let (signal, stderr) = run_child("green-thread");
     assert_eq!(signal, Some(libc::SIGABRT), "stderr: {stderr}");
     assert!(
-        stderr.contains("fiber stack overflow: green thread 'deep-handler' (#2) used all of its 64 KiB stack"),
+        stderr.contains(
+            "fiber stack overflow: green thread 'deep-handler' (#2) used all of its 64 KiB stack"
+        ),
         "stderr: {stderr}"
     );
     assert!(

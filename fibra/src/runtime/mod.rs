@@ -408,7 +408,9 @@ impl Builder {
         let main = spawn(f);
         let outcome = scheduler.run_until(|| main.is_finished());
         // Where each thread waits, taken before the shutdown unwinds them.
-        let deadlocked = outcome.err().map(|deadlock| (deadlock, dump::of_own(&scheduler)));
+        let deadlocked = outcome
+            .err()
+            .map(|deadlock| (deadlock, dump::of_own(&scheduler)));
         scheduler.shutdown();
         if let Some((deadlock, dump)) = deadlocked {
             panic!(

@@ -462,9 +462,9 @@ impl Scheduler {
     /// If called from the runtime's own loop rather than a green thread.
     #[track_caller]
     pub(crate) fn running(&self) -> TaskId {
-        self.running
-            .get()
-            .expect("fibra: this must be called from a green thread, not from the runtime's own loop")
+        self.running.get().expect(
+            "fibra: this must be called from a green thread, not from the runtime's own loop",
+        )
     }
 
     /// Whether a green thread is running (rather than the scheduler's own loop).
