@@ -34,7 +34,7 @@ use std::sync::Arc;
 #[track_caller]
 pub fn handle() -> Handle {
     Handle::try_current().expect(
-        "fibra::runtime::handle called outside a fibra runtime: it must run inside one \
+        "fibra::runtime::handle called outside a fibra runtime: it must run inside a fibra runtime \
          (fibra::run(|| ...), or a green thread spawned there); \
          Handle::try_current() says None instead",
     )

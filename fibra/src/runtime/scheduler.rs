@@ -169,7 +169,7 @@ pub(crate) fn current_for(operation: &str) -> Rc<Scheduler> {
 #[track_caller]
 fn outside(operation: &str) -> ! {
     panic!(
-        "{operation} called outside a fibra runtime: it must run inside one \
+        "{operation} called outside a fibra runtime: it must run inside a fibra runtime \
          (fibra::run(|| ...), or a green thread spawned there)"
     )
 }
