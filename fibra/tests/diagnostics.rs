@@ -37,6 +37,14 @@ fn spawn_outside_a_runtime() {
     let _ = fibra::spawn(|| ());
 }
 
+/// The line where the child waits on a channel outside a runtime.
+const RECV_LINE: u32 = line!() + 4;
+
+fn recv_outside_a_runtime() {
+    let (_tx, rx) = channel::unbounded::<u32>();
+    let _ = rx.recv();
+}
+
 #[inline(never)]
 fn waits_for_a_message_nobody_sends(rx: &channel::Receiver<u32>) -> u32 {
     rx.recv().unwrap_or(0)
@@ -53,6 +61,21 @@ fn spawn_outside_a_runtime_points_at_the_caller() {
     );
     assert!(
         stderr.contains("fibra::spawn called outside a fibra runtime"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_channel_receive_outside_a_runtime_points_at_the_caller() {
+    let out = child("recv_outside", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("tests/diagnostics.rs:{RECV_LINE}")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("fibra::sync::channel::Receiver::recv called outside a fibra runtime"),
         "{stderr}"
     );
 }
@@ -102,6 +125,7 @@ fn a_panicking_thread_printing_its_backtrace_is_not_a_stall() {
 fn child_process() {
     match std::env::var(CHILD).as_deref() {
         Ok("spawn_outside") => spawn_outside_a_runtime(),
+        Ok("recv_outside") => recv_outside_a_runtime(),
         Ok("nested_run") => fibra::run(|| fibra::run(|| ())),
         Ok("deadlock") => fibra::run(|| {
             let (tx, rx) = channel::unbounded::<u32>();
