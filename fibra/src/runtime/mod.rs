@@ -262,9 +262,10 @@ use std::time::Duration;
 ///
 /// # Panics
 ///
-/// If `f` panics (the panic continues here), if every green thread deadlocks,
-/// if a runtime is already running on this OS thread, or if the IO reactor
-/// cannot be created.
+/// If `f` panics (the panic continues here), if every green thread deadlocks
+/// (the message lists each thread of the runtime, what it waits for and
+/// where, as a [`dump`] does), if a runtime is already running on this OS
+/// thread, or if the IO reactor cannot be created.
 #[track_caller]
 pub fn run<F, T>(f: F) -> T
 where

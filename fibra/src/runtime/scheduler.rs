@@ -1172,6 +1172,7 @@ impl Scheduler {
         // thread is switched into to run its code.
         #[cfg(feature = "tracing")]
         let span: Option<Box<tracing::Span>>;
+        let has_options;
         let fiber = {
             let mut tasks = self.tasks.borrow_mut();
             let entry = match tasks.get_mut(task.index) {
@@ -1185,6 +1186,7 @@ impl Scheduler {
                 entry.compacted = None;
             }
             entry.state = State::Running;
+            has_options = entry.has_options;
             #[cfg(feature = "tracing")]
             {
                 span = entry.span.take();
@@ -1234,7 +1236,7 @@ impl Scheduler {
         let switches = self.switches.get() + 1;
         self.switches.set(switches);
         self.monitor.switched_into(switches, task.serial);
-        self.label_for_overflow(task, &fiber);
+        self.label_for_overflow(task, has_options, &fiber);
         let step = {
             #[cfg(feature = "tracing")]
             let _entered = span.as_deref().map(tracing::Span::enter);
@@ -1263,11 +1265,10 @@ impl Scheduler {
     }
 
     /// Tells a stack-overflow report (`stack::label`) that `task` runs on
-    /// `fiber` from now on: its id, its name and its stack. The name's bytes
-    /// stay in `options` until the thread has ended.
+    /// `fiber` from now on: its id, its name (kept in `options`, if it
+    /// `has_options`, until the thread has ended) and its stack.
     #[inline]
-    fn label_for_overflow(&self, task: TaskId, fiber: &Fiber) {
-        let has_options = self.tasks.borrow()[task.index].has_options;
+    fn label_for_overflow(&self, task: TaskId, has_options: bool, fiber: &Fiber) {
         let options = has_options.then(|| self.options.borrow());
         let name = options
             .as_ref()

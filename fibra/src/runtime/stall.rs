@@ -93,6 +93,7 @@ pub(super) fn watch() {
         }
     }
     WATCHDOG.changed.notify_one();
+    drop(started);
     hook_panics();
 }
 
