@@ -62,6 +62,11 @@ fn child(which: &str) {
                 .unwrap();
             let _ = deep.join();
         }),
+        "unnamed-green-thread" => fibra::runtime::Builder::new()
+            .stack_size(64 * 1024)
+            .run(|| {
+                let _ = fibra::spawn(|| recurse(0)).join();
+            }),
         "fiber-in-a-green-thread" => fibra::run(|| {
             let fiber: Fiber<(), (), u64> = Builder::new()
                 .stack_size(64 * 1024)
@@ -133,6 +138,20 @@ fn a_green_thread_stack_overflow_names_the_thread_and_its_setting() {
         "stderr: {stderr}"
     );
     assert!(!stderr.contains("fiber::Builder"), "stderr: {stderr}");
+}
+
+#[test]
+fn an_unnamed_green_thread_is_named_by_its_id() {
+    let (signal, stderr) = run_child("unnamed-green-thread");
+    assert_eq!(signal, Some(libc::SIGABRT), "stderr: {stderr}");
+    assert!(
+        stderr.contains("fiber stack overflow: green thread #2 used all of its 64 KiB stack"),
+        "stderr: {stderr}"
+    );
+    assert!(
+        stderr.contains("fibra::runtime::Builder::stack_size"),
+        "stderr: {stderr}"
+    );
 }
 
 #[test]

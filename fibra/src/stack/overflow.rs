@@ -191,6 +191,9 @@ extern "C" fn on_fault(
     }
 }
 
+/// The most bytes of a green thread's name an overflow report prints.
+const MAX_NAME: usize = 128;
+
 /// Writes the overflow message to stderr without allocating: who overflowed
 /// a stack of `stack_size` usable bytes, and the setting that sizes it.
 fn report_overflow(stack_size: usize, who: Overflowed<'_>) {
@@ -207,7 +210,8 @@ fn report_overflow(stack_size: usize, who: Overflowed<'_>) {
             put(b"\nfibra: fiber stack overflow: green thread ");
             if let Some(name) = name {
                 put(b"'");
-                put(name);
+                // Cut so that a long name leaves room for the rest.
+                put(&name[..name.len().min(MAX_NAME)]);
                 put(b"' (#");
                 put(decimal(id, &mut digits));
                 put(b")");
