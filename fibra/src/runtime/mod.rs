@@ -58,6 +58,11 @@
 //! threshold, so a stall is seen between one and one and a half thresholds
 //! after it began, and the durations are lower bounds (by up to half a
 //! threshold). Ractor workers are runtimes too, and are watched the same way.
+//! The time a panic hook takes (printing a backtrace with `RUST_BACKTRACE=1`
+//! takes hundreds of milliseconds in a debug build) is not a stall: the
+//! detector wraps the panic hook in place when it starts, and does not count
+//! the time a runtime's OS thread spends in it (a hook set later replaces the
+//! wrapper, and that time counts again).
 //!
 //! # The end of a runtime
 //!
@@ -73,6 +78,8 @@
 //! finished, a cancelled sleep, a notified `wait_timeout`, a `recv_timeout`
 //! that got its message — takes its timer with it, so neither the deadlock
 //! report nor the end of `run` waits for a deadline nobody waits for any more.
+//! The deadlock message lists the runtime's green threads as a [`dump`] does:
+//! what each waits for, since when, and its backtrace.
 //! A [`JoinHandle`] may outlive its runtime; it never acts on another (see
 //! [its docs](JoinHandle#after-its-runtime-has-ended)).
 //!
