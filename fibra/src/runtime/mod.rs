@@ -58,11 +58,11 @@
 //! threshold, so a stall is seen between one and one and a half thresholds
 //! after it began, and the durations are lower bounds (by up to half a
 //! threshold). Ractor workers are runtimes too, and are watched the same way.
-//! The time a panic hook takes (printing a backtrace with `RUST_BACKTRACE=1`
-//! takes hundreds of milliseconds in a debug build) is not a stall: the
-//! detector wraps the panic hook in place when it starts, and does not count
-//! the time a runtime's OS thread spends in it (a hook set later replaces the
-//! wrapper, and that time counts again).
+//! A panic is not a stall: printing its backtrace with `RUST_BACKTRACE=1`
+//! takes hundreds of milliseconds in a debug build, so the detector wraps the
+//! panic hook in place when it starts, and does not count the rest of the
+//! panicking thread's run, until it parks, yields or ends (a hook set later
+//! replaces the wrapper, and that time counts again).
 //!
 //! # The end of a runtime
 //!

@@ -12,7 +12,6 @@ use super::dump::Request;
 use super::remote::Remote;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
-use std::sync::atomic::AtomicU32;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -34,9 +33,11 @@ pub(crate) struct Monitor {
     /// The serial of the green thread the runtime last switched into, or 0
     /// while it runs (or sleeps in) its own loop.
     pub(super) running: AtomicU64,
-    /// How many panic hooks run on the runtime's OS thread now (see
-    /// `stall::hook_panics`): the stall detector does not count that time.
-    pub(super) in_panic_hook: AtomicU32,
+    /// One more than the switch count at which a green thread of this
+    /// runtime last panicked (0: none did), written by the panic hook (see
+    /// `stall::hook_panics`): the stall detector does not count the rest of
+    /// that run, the backtrace and the unwind.
+    pub(super) panicked_in: AtomicU64,
     /// How long a thread may run before the stall line; `None`: never.
     pub(super) stall_threshold: Option<Duration>,
     /// Set by the watchdog when it reports a stall, so that the runtime,
@@ -71,7 +72,7 @@ impl Monitor {
             thread: thread::current(),
             switches: AtomicU64::new(0),
             running: AtomicU64::new(0),
-            in_panic_hook: AtomicU32::new(0),
+            panicked_in: AtomicU64::new(0),
             stall_threshold,
             stalled: AtomicBool::new(false),
             stall_since: Mutex::new(None),

@@ -15,15 +15,18 @@
 //! reported between one and one and a half thresholds after it began, and the
 //! durations it gives are lower bounds, short by up to half a threshold.
 //!
-//! A green thread that panics runs the panic hook before it unwinds, on its
-//! runtime's OS thread, and without switching: with `RUST_BACKTRACE=1` the
+//! A green thread that panics runs the panic hook, then unwinds, on its
+//! runtime's OS thread and without switching: with `RUST_BACKTRACE=1` the
 //! hook symbolizes and prints a backtrace, which takes hundreds of
-//! milliseconds in a debug build. The switch count cannot tell that from a
-//! blocking call, so fibra wraps the panic hook in place when the watchdog
-//! starts ([`hook_panics`]): while a hook runs on a runtime's OS thread, that
-//! runtime is counted as not running a thread, and the threshold starts
-//! again when the hook returns. (A hook the program sets after that replaces
-//! the wrapper: then that time counts again.)
+//! milliseconds in a debug build (and the unwind takes long too under an
+//! emulator). The switch count cannot tell that from a blocking call, so
+//! fibra wraps the panic hook in place when the watchdog starts
+//! ([`hook_panics`]): the hook records the runtime's switch count, and the
+//! rest of that run of the thread — backtrace, unwind, and whatever runs
+//! after a `catch_unwind` until the thread parks, yields or ends — is not
+//! counted; the threshold starts again at its next switch. (A hook the
+//! program sets after that replaces the wrapper: then that time counts
+//! again.)
 
 use super::registry::{self, Monitor, lock};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -109,31 +112,13 @@ fn hook_panics() {
     *hooked = true;
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let _paused = InPanicHook::enter();
+        if let Some(monitor) = super::scheduler::current_monitor() {
+            // The runtime's own thread wrote `switches`: this is its count.
+            let switches = monitor.switches.load(Relaxed);
+            monitor.panicked_in.store(switches.wrapping_add(1), Relaxed);
+        }
         previous(info);
     }));
-}
-
-/// Marks the runtime of this OS thread, if any, as running a panic hook for
-/// as long as it lives.
-struct InPanicHook(Option<Arc<Monitor>>);
-
-impl InPanicHook {
-    fn enter() -> InPanicHook {
-        let monitor = super::scheduler::current_monitor();
-        if let Some(monitor) = &monitor {
-            monitor.in_panic_hook.fetch_add(1, Relaxed);
-        }
-        InPanicHook(monitor)
-    }
-}
-
-impl Drop for InPanicHook {
-    fn drop(&mut self) {
-        if let Some(monitor) = &self.0 {
-            monitor.in_panic_hook.fetch_sub(1, Relaxed);
-        }
-    }
 }
 
 /// What the watchdog saw of one runtime.
@@ -204,8 +189,8 @@ fn watchdog() {
 fn check(monitor: &Monitor, sample: &mut Sample, now: Instant) {
     let switches = monitor.switches.load(Relaxed);
     let running = monitor.running.load(Relaxed);
-    let in_panic_hook = monitor.in_panic_hook.load(Relaxed) != 0;
-    if running == 0 || switches != sample.switches || in_panic_hook {
+    let panicked = monitor.panicked_in.load(Relaxed) == switches.wrapping_add(1);
+    if running == 0 || switches != sample.switches || panicked {
         sample.switches = switches;
         sample.since = now;
         sample.reported = false;
