@@ -14,8 +14,10 @@ pub use crate::runtime::deadline::Expired;
 /// # Panics
 ///
 /// Outside a green thread.
+#[track_caller]
 pub fn sleep(duration: Duration) {
-    sleep_until(deadline_after(Instant::now(), duration));
+    scheduler::current_for("fibra::time::sleep")
+        .sleep_until(deadline_after(Instant::now(), duration));
 }
 
 /// The longest wait fibra measures: about 136 years. A longer one (up to
@@ -33,8 +35,9 @@ pub(crate) fn deadline_after(now: Instant, timeout: Duration) -> Instant {
 /// # Panics
 ///
 /// Outside a green thread.
+#[track_caller]
 pub fn sleep_until(deadline: Instant) {
-    scheduler::current().sleep_until(deadline);
+    scheduler::current_for("fibra::time::sleep_until").sleep_until(deadline);
 }
 
 /// The error of a [`timeout`] whose work did not finish in time.
@@ -150,12 +153,14 @@ impl std::error::Error for Elapsed {}
 /// # Panics
 ///
 /// Outside a green thread; and with `f`'s panic, if it panics.
+#[track_caller]
 pub fn timeout<F, T>(limit: Duration, f: F) -> Result<T, Elapsed>
 where
     F: FnOnce() -> T,
 {
     let deadline = deadline_after(Instant::now(), limit);
-    let Some(deadline) = scheduler::current().start_deadline(deadline) else {
+    let Some(deadline) = scheduler::current_for("fibra::time::timeout").start_deadline(deadline)
+    else {
         return Ok(f());
     };
     let outcome = panic::catch_unwind(AssertUnwindSafe(f));

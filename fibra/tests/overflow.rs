@@ -54,6 +54,26 @@ fn child(which: &str) {
             let _ = last.resume(());
             drop(keep);
         }
+        "green-thread" => fibra::run(|| {
+            let deep = fibra::runtime::ThreadBuilder::new()
+                .name("deep-handler")
+                .stack_size(64 * 1024)
+                .spawn(|| recurse(0))
+                .unwrap();
+            let _ = deep.join();
+        }),
+        "unnamed-green-thread" => fibra::runtime::Builder::new()
+            .stack_size(64 * 1024)
+            .run(|| {
+                let _ = fibra::spawn(|| recurse(0)).join();
+            }),
+        "fiber-in-a-green-thread" => fibra::run(|| {
+            let fiber: Fiber<(), (), u64> = Builder::new()
+                .stack_size(64 * 1024)
+                .build(|_, ()| recurse(0))
+                .unwrap();
+            let _ = fiber.resume(());
+        }),
         "thread" => {
             // Rust's own report for a thread stack still works with fibra's
             // handler installed (fibra hands faults outside its guards on).
@@ -101,6 +121,51 @@ fn a_fiber_stack_overflow_is_reported_and_aborts() {
     assert_eq!(signal, Some(libc::SIGABRT), "stderr: {stderr}");
     assert!(stderr.contains("fiber stack overflow"), "stderr: {stderr}");
     assert!(stderr.contains("64 KiB stack"), "stderr: {stderr}");
+}
+
+#[test]
+fn a_green_thread_stack_overflow_names_the_thread_and_its_setting() {
+    let (signal, stderr) = run_child("green-thread");
+    assert_eq!(signal, Some(libc::SIGABRT), "stderr: {stderr}");
+    assert!(
+        stderr.contains(
+            "fiber stack overflow: green thread 'deep-handler' (#2) used all of its 64 KiB stack"
+        ),
+        "stderr: {stderr}"
+    );
+    assert!(
+        stderr.contains("fibra::runtime::ThreadBuilder::stack_size"),
+        "stderr: {stderr}"
+    );
+    assert!(!stderr.contains("fiber::Builder"), "stderr: {stderr}");
+}
+
+#[test]
+fn an_unnamed_green_thread_is_named_by_its_id() {
+    let (signal, stderr) = run_child("unnamed-green-thread");
+    assert_eq!(signal, Some(libc::SIGABRT), "stderr: {stderr}");
+    assert!(
+        stderr.contains("fiber stack overflow: green thread #2 used all of its 64 KiB stack"),
+        "stderr: {stderr}"
+    );
+    assert!(
+        stderr.contains("fibra::runtime::Builder::stack_size"),
+        "stderr: {stderr}"
+    );
+}
+
+#[test]
+fn a_fiber_overflow_inside_a_green_thread_names_the_fibers_setting() {
+    let (signal, stderr) = run_child("fiber-in-a-green-thread");
+    assert_eq!(signal, Some(libc::SIGABRT), "stderr: {stderr}");
+    assert!(
+        stderr.contains("fiber stack overflow: a fiber used all of its 64 KiB stack"),
+        "stderr: {stderr}"
+    );
+    assert!(
+        stderr.contains("fibra::fiber::Builder::stack_size"),
+        "stderr: {stderr}"
+    );
 }
 
 #[test]

@@ -318,6 +318,25 @@ pub fn dump() -> Dump {
         let at = runtimes.iter().position(|m| scheduler.is_monitored_by(m))?;
         Some((at, Arc::new(scheduler.section())))
     });
+    make(taken_at, runtimes, own)
+}
+
+/// A [`dump`] of `scheduler`'s runtime alone, taken on its OS thread (from
+/// its loop, as a deadlock report does, or from a green thread): the other
+/// runtimes of the process are not asked.
+pub(super) fn of_own(scheduler: &scheduler::Scheduler) -> Dump {
+    let taken_at = Instant::now();
+    let own = Arc::new(scheduler.section());
+    make(taken_at, vec![scheduler.monitor().clone()], Some((0, own)))
+}
+
+/// Makes the dump of `runtimes`, the one at `own`'s index from the section
+/// given there, the others by asking them.
+fn make(
+    taken_at: Instant,
+    runtimes: Vec<Arc<Monitor>>,
+    own: Option<(usize, Arc<Section>)>,
+) -> Dump {
     // The rest (asking, waiting, symbolizing) runs on an OS thread of its
     // own: a green thread's stack may be too small for the symbolizer.
     let describe = move || {

@@ -31,9 +31,10 @@ use std::sync::Arc;
 /// # Panics
 ///
 /// Outside a runtime (see [`Handle::try_current`]).
+#[track_caller]
 pub fn handle() -> Handle {
     Handle::try_current().expect(
-        "fibra::runtime::handle() must be called inside a fibra runtime \
+        "fibra::runtime::handle called outside a fibra runtime: it must run inside a fibra runtime \
          (fibra::run(|| ...), or a green thread spawned there); \
          Handle::try_current() says None instead",
     )

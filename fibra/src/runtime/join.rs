@@ -33,12 +33,13 @@ use std::rc::Rc;
 /// # Panics
 ///
 /// Outside a runtime.
+#[track_caller]
 pub fn spawn<F, T>(f: F) -> JoinHandle<T>
 where
     F: FnOnce() -> T + 'static,
     T: 'static,
 {
-    spawn_with(&scheduler::current(), f, None)
+    spawn_with(&scheduler::current_for("fibra::spawn"), f, None)
 }
 
 /// Starts a green thread that runs `body` on this runtime's OS thread, with

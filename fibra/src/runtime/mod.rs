@@ -58,6 +58,11 @@
 //! threshold, so a stall is seen between one and one and a half thresholds
 //! after it began, and the durations are lower bounds (by up to half a
 //! threshold). Ractor workers are runtimes too, and are watched the same way.
+//! A panic is not a stall: printing its backtrace with `RUST_BACKTRACE=1`
+//! takes hundreds of milliseconds in a debug build, so the detector wraps the
+//! panic hook in place when it starts, and does not count the rest of the
+//! panicking thread's run, until it parks, yields or ends (a hook set later
+//! replaces the wrapper, and that time counts again).
 //!
 //! # The end of a runtime
 //!
@@ -73,6 +78,8 @@
 //! finished, a cancelled sleep, a notified `wait_timeout`, a `recv_timeout`
 //! that got its message — takes its timer with it, so neither the deadlock
 //! report nor the end of `run` waits for a deadline nobody waits for any more.
+//! The deadlock message lists the runtime's green threads as a [`dump`] does:
+//! what each waits for, since when, and its backtrace.
 //! A [`JoinHandle`] may outlive its runtime; it never acts on another (see
 //! [its docs](JoinHandle#after-its-runtime-has-ended)).
 //!
@@ -262,9 +269,11 @@ use std::time::Duration;
 ///
 /// # Panics
 ///
-/// If `f` panics (the panic continues here), if every green thread deadlocks,
-/// if a runtime is already running on this OS thread, or if the IO reactor
-/// cannot be created.
+/// If `f` panics (the panic continues here), if every green thread deadlocks
+/// (the message lists each thread of the runtime, what it waits for and
+/// where, as a [`dump`] does), if a runtime is already running on this OS
+/// thread, or if the IO reactor cannot be created.
+#[track_caller]
 pub fn run<F, T>(f: F) -> T
 where
     F: FnOnce() -> T + 'static,
@@ -385,6 +394,11 @@ impl Builder {
     }
 
     /// Starts the runtime and runs `f` as its first green thread (see [`run`]).
+    ///
+    /// # Panics
+    ///
+    /// As [`run`].
+    #[track_caller]
     pub fn run<F, T>(self, f: F) -> T
     where
         F: FnOnce() -> T + 'static,
@@ -401,11 +415,16 @@ impl Builder {
         let _installed = Installed::new(scheduler.clone());
         let main = spawn(f);
         let outcome = scheduler.run_until(|| main.is_finished());
+        // Where each thread waits, taken before the shutdown unwinds them.
+        let deadlocked = outcome
+            .err()
+            .map(|deadlock| (deadlock, dump::of_own(&scheduler)));
         scheduler.shutdown();
-        if let Err(deadlock) = outcome {
+        if let Some((deadlock, dump)) = deadlocked {
             panic!(
                 "fibra: deadlock: all {} green threads are parked and nothing can wake one \
-                 (no timer, no socket, no Unparker held by another OS thread)",
+                 (no timer, no socket, no Unparker held by another OS thread); where each \
+                 waits:\n\n{dump}",
                 deadlock.parked
             );
         }
@@ -419,16 +438,18 @@ impl Builder {
 
 /// Puts the running green thread at the back of the run queue, so that the
 /// others run first (Ruby's `Thread.pass`).
+#[track_caller]
 pub fn yield_now() {
-    scheduler::current().yield_now();
+    scheduler::current_for("fibra::runtime::yield_now").yield_now();
 }
 
 /// Parks the running green thread until an [`Unparker`] (or a
 /// [`Thread::unparker`] obtained before) unparks it. Like
 /// [`std::thread::park`], it may also return spuriously: park in a loop that
 /// checks what you wait for.
+#[track_caller]
 pub fn park() {
-    scheduler::current().park_on(WaitReason::Park);
+    scheduler::current_for("fibra::runtime::park").park_on(WaitReason::Park);
 }
 
 /// How many entries the running runtime's timer heap holds, armed or disarmed
@@ -462,8 +483,9 @@ pub(crate) fn describe_ractors_with(describe: DescribeRactors) {
 /// # Panics
 ///
 /// Outside a green thread.
+#[track_caller]
 pub fn current() -> Thread {
-    let scheduler = scheduler::current();
+    let scheduler = scheduler::current_for("fibra::runtime::current");
     let id = scheduler.running();
     Thread {
         id,

@@ -33,6 +33,11 @@ pub(crate) struct Monitor {
     /// The serial of the green thread the runtime last switched into, or 0
     /// while it runs (or sleeps in) its own loop.
     pub(super) running: AtomicU64,
+    /// One more than the switch count at which a green thread of this
+    /// runtime last panicked (0: none did), written by the panic hook (see
+    /// `stall::hook_panics`): the stall detector does not count the rest of
+    /// that run, the backtrace and the unwind.
+    pub(super) panicked_in: AtomicU64,
     /// How long a thread may run before the stall line; `None`: never.
     pub(super) stall_threshold: Option<Duration>,
     /// Set by the watchdog when it reports a stall, so that the runtime,
@@ -67,6 +72,7 @@ impl Monitor {
             thread: thread::current(),
             switches: AtomicU64::new(0),
             running: AtomicU64::new(0),
+            panicked_in: AtomicU64::new(0),
             stall_threshold,
             stalled: AtomicBool::new(false),
             stall_since: Mutex::new(None),

@@ -43,7 +43,7 @@ use super::timers::{ArmedTimer, Timers};
 use super::wait::WaitReason;
 use crate::Fiber;
 use crate::fiber::Step;
-use crate::stack::{GiveBack, Stack};
+use crate::stack::{self, GiveBack, Stack};
 use slab::Slab;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -142,11 +142,35 @@ pub(crate) fn try_current() -> Option<Rc<Scheduler>> {
 ///
 /// # Panics
 ///
-/// Outside a runtime, with a message that says how to start one.
+/// Outside a runtime, with a message that says how to start one, at the
+/// caller's caller (a public function of fibra marked `#[track_caller]`
+/// points at the user's line).
+#[track_caller]
 pub(crate) fn current() -> Rc<Scheduler> {
-    try_current().expect(
-        "fibra: this blocks a green thread, so it must run inside a fibra runtime \
-         (fibra::run(|| ...), or a green thread spawned there)",
+    current_for("this fibra function")
+}
+
+/// [`current`], for the public function `operation` (as the user calls it:
+/// `"fibra::spawn"`), which the panic message names.
+///
+/// # Panics
+///
+/// Outside a runtime, at the caller's `#[track_caller]` location.
+#[track_caller]
+pub(crate) fn current_for(operation: &str) -> Rc<Scheduler> {
+    match try_current() {
+        Some(scheduler) => scheduler,
+        None => outside(operation),
+    }
+}
+
+/// The panic of a call made outside a runtime.
+#[cold]
+#[track_caller]
+fn outside(operation: &str) -> ! {
+    panic!(
+        "{operation} called outside a fibra runtime: it must run inside a fibra runtime \
+         (fibra::run(|| ...), or a green thread spawned there)"
     )
 }
 
@@ -226,19 +250,37 @@ pub(crate) fn running_thread() -> Option<(RuntimeId, TaskId)> {
         .flatten()
 }
 
+/// The monitor of the runtime running on this OS thread, if any, from
+/// anywhere on it (a panic hook included: it never panics, even while the
+/// scheduler is being installed or removed).
+pub(super) fn current_monitor() -> Option<Arc<Monitor>> {
+    CURRENT
+        .try_with(|c| Some(c.try_borrow().ok()?.as_ref()?.monitor.clone()))
+        .ok()
+        .flatten()
+}
+
 /// Makes `scheduler` this thread's current one until the guard is dropped.
 pub(super) struct Installed(());
 
 impl Installed {
+    #[track_caller]
     pub(super) fn new(scheduler: Rc<Scheduler>) -> Installed {
-        CURRENT.with(|c| {
+        // The panic is outside the closure, which has no caller location.
+        let installed = CURRENT.with(|c| {
             let mut current = c.borrow_mut();
-            assert!(
-                current.is_none(),
-                "fibra: a runtime is already running on this OS thread (fibra::run does not nest)"
-            );
-            *current = Some(scheduler);
+            let free = current.is_none();
+            if free {
+                *current = Some(scheduler);
+            }
+            free
         });
+        assert!(
+            installed,
+            "fibra::run called inside a fibra runtime: a runtime is already running on \
+             this OS thread (fibra::run does not nest; fibra::spawn starts a green thread \
+             here, fibra::block_on waits for a future)"
+        );
         Installed(())
     }
 }
@@ -418,10 +460,11 @@ impl Scheduler {
     /// # Panics
     ///
     /// If called from the runtime's own loop rather than a green thread.
+    #[track_caller]
     pub(crate) fn running(&self) -> TaskId {
-        self.running
-            .get()
-            .expect("fibra: this must be called from a green thread")
+        self.running.get().expect(
+            "fibra: this must be called from a green thread, not from the runtime's own loop",
+        )
     }
 
     /// Whether a green thread is running (rather than the scheduler's own loop).
@@ -1129,6 +1172,7 @@ impl Scheduler {
         // thread is switched into to run its code.
         #[cfg(feature = "tracing")]
         let span: Option<Box<tracing::Span>>;
+        let has_options;
         let fiber = {
             let mut tasks = self.tasks.borrow_mut();
             let entry = match tasks.get_mut(task.index) {
@@ -1142,6 +1186,7 @@ impl Scheduler {
                 entry.compacted = None;
             }
             entry.state = State::Running;
+            has_options = entry.has_options;
             #[cfg(feature = "tracing")]
             {
                 span = entry.span.take();
@@ -1191,11 +1236,13 @@ impl Scheduler {
         let switches = self.switches.get() + 1;
         self.switches.set(switches);
         self.monitor.switched_into(switches, task.serial);
+        self.label_for_overflow(task, has_options, &fiber);
         let step = {
             #[cfg(feature = "tracing")]
             let _entered = span.as_deref().map(tracing::Span::enter);
             fiber.resume(())
         };
+        stack::switched_out();
         self.running.set(None);
         // A thread that parked or yielded gets its span back; that of one
         // that has ended is dropped here, which closes it.
@@ -1215,6 +1262,18 @@ impl Scheduler {
             }
             Err(err) => unreachable!("fibra: a runnable green thread could not be resumed: {err}"),
         }
+    }
+
+    /// Tells a stack-overflow report (`stack::label`) that `task` runs on
+    /// `fiber` from now on: its id, its name (kept in `options`, if it
+    /// `has_options`, until the thread has ended) and its stack.
+    #[inline]
+    fn label_for_overflow(&self, task: TaskId, has_options: bool, fiber: &Fiber) {
+        let options = has_options.then(|| self.options.borrow());
+        let name = options
+            .as_ref()
+            .and_then(|options| options.get(&task.serial)?.name.as_ref());
+        stack::switched_into(task.serial, name, fiber.stack_range().end);
     }
 
     /// Ends the runtime: from now on it takes no errand from another OS
@@ -1273,6 +1332,11 @@ impl Scheduler {
 }
 
 impl Scheduler {
+    /// This runtime as other OS threads see it.
+    pub(super) fn monitor(&self) -> &Arc<Monitor> {
+        &self.monitor
+    }
+
     /// Whether `monitor` is this runtime's.
     pub(super) fn is_monitored_by(&self, monitor: &Arc<Monitor>) -> bool {
         Arc::ptr_eq(&self.monitor, monitor)

@@ -77,6 +77,7 @@ use std::rc::Rc;
 ///
 /// Outside a runtime, or on a stack other than a green thread's own (see
 /// above); and as described above.
+#[track_caller]
 pub fn scope<'env, F, T>(f: F) -> T
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,

@@ -14,6 +14,19 @@
 //! The watchdog only sees a thread from its first sample, so a stall is
 //! reported between one and one and a half thresholds after it began, and the
 //! durations it gives are lower bounds, short by up to half a threshold.
+//!
+//! A green thread that panics runs the panic hook, then unwinds, on its
+//! runtime's OS thread and without switching: with `RUST_BACKTRACE=1` the
+//! hook symbolizes and prints a backtrace, which takes hundreds of
+//! milliseconds in a debug build (and the unwind takes long too under an
+//! emulator). The switch count cannot tell that from a blocking call, so
+//! fibra wraps the panic hook in place when the watchdog starts
+//! ([`hook_panics`]): the hook records the runtime's switch count, and the
+//! rest of that run of the thread — backtrace, unwind, and whatever runs
+//! after a `catch_unwind` until the thread parks, yields or ends — is not
+//! counted; the threshold starts again at its next switch. (A hook the
+//! program sets after that replaces the wrapper: then that time counts
+//! again.)
 
 use super::registry::{self, Monitor, lock};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -83,6 +96,29 @@ pub(super) fn watch() {
         }
     }
     WATCHDOG.changed.notify_one();
+    drop(started);
+    hook_panics();
+}
+
+/// Wraps the panic hook in place, once per process, so that the time a
+/// runtime's OS thread spends in it is not a stall (module docs).
+fn hook_panics() {
+    static HOOKED: Mutex<bool> = Mutex::new(false);
+    let mut hooked = lock(&HOOKED);
+    // A thread that is panicking must not replace the hook (std panics).
+    if *hooked || std::thread::panicking() {
+        return;
+    }
+    *hooked = true;
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if let Some(monitor) = super::scheduler::current_monitor() {
+            // The runtime's own thread wrote `switches`: this is its count.
+            let switches = monitor.switches.load(Relaxed);
+            monitor.panicked_in.store(switches.wrapping_add(1), Relaxed);
+        }
+        previous(info);
+    }));
 }
 
 /// What the watchdog saw of one runtime.
@@ -153,7 +189,8 @@ fn watchdog() {
 fn check(monitor: &Monitor, sample: &mut Sample, now: Instant) {
     let switches = monitor.switches.load(Relaxed);
     let running = monitor.running.load(Relaxed);
-    if running == 0 || switches != sample.switches {
+    let panicked = monitor.panicked_in.load(Relaxed) == switches.wrapping_add(1);
+    if running == 0 || switches != sample.switches || panicked {
         sample.switches = switches;
         sample.since = now;
         sample.reported = false;

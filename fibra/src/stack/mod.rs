@@ -72,12 +72,14 @@
 mod advice;
 mod chunk;
 mod compact;
+mod label;
 mod map_count;
 mod overflow;
 mod pool;
 mod valgrind;
 
 pub(crate) use compact::{Compacted, GiveBack};
+pub(crate) use label::{switched_into, switched_out};
 
 use std::io;
 use std::ptr::NonNull;

@@ -13,6 +13,7 @@
 //! to a page mapped without permissions is a bus error); both are caught, with
 //! the faulting address in `si_addr` on each.
 
+use super::label::{self, Overflowed};
 use std::mem::MaybeUninit;
 use std::ptr;
 use std::sync::OnceLock;
@@ -88,8 +89,15 @@ fn claim_entry() -> &'static Entry {
     }
 }
 
-/// If `addr` is in a fiber guard page, the usable size of that fiber's stack.
-fn guard_hit(addr: usize) -> Option<usize> {
+/// A fault in a fiber's guard page: the stack slot it is in.
+struct GuardHit {
+    slot_start: usize,
+    slot: usize,
+    guard: usize,
+}
+
+/// If `addr` is in a fiber guard page, that fiber's slot.
+fn guard_hit(addr: usize) -> Option<GuardHit> {
     let mut cursor = ENTRIES.load(Ordering::Acquire);
     while !cursor.is_null() {
         // SAFETY: entries are leaked boxes, never freed.
@@ -99,7 +107,12 @@ fn guard_hit(addr: usize) -> Option<usize> {
         if len != 0 && addr >= base && addr - base < len {
             let slot = entry.slot.load(Ordering::Relaxed);
             let guard = entry.guard.load(Ordering::Relaxed);
-            return ((addr - base) % slot < guard).then_some(slot - guard);
+            let offset = (addr - base) % slot;
+            return (offset < guard).then_some(GuardHit {
+                slot_start: addr - offset,
+                slot,
+                guard,
+            });
         }
         cursor = entry.next.load(Ordering::Acquire);
     }
@@ -143,8 +156,10 @@ extern "C" fn on_fault(
 ) {
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let addr = unsafe { (*info).si_addr() } as usize;
-    if let Some(size) = guard_hit(addr) {
-        report_overflow(size);
+    if let Some(hit) = guard_hit(addr) {
+        label::on_overflow(hit.slot_start, hit.slot_start + hit.slot, |who| {
+            report_overflow(hit.slot - hit.guard, who);
+        });
         // SAFETY: abort is async-signal-safe and does not return.
         unsafe { libc::abort() };
     }
@@ -176,19 +191,56 @@ extern "C" fn on_fault(
     }
 }
 
-/// Writes the overflow message to stderr without allocating.
-fn report_overflow(stack_size: usize) {
-    let mut buf = [0u8; 256];
+/// The most bytes of a green thread's name an overflow report prints.
+const MAX_NAME: usize = 128;
+
+/// Writes the overflow message to stderr without allocating: who overflowed
+/// a stack of `stack_size` usable bytes, and the setting that sizes it.
+fn report_overflow(stack_size: usize, who: Overflowed<'_>) {
+    let mut buf = [0u8; 512];
     let mut len = 0;
     let mut put = |bytes: &[u8]| {
         let n = bytes.len().min(buf.len() - len);
         buf[len..len + n].copy_from_slice(&bytes[..n]);
         len += n;
     };
-    put(b"\nfibra: fiber stack overflow: a fiber used all of its ");
     let mut digits = [0u8; 20];
+    match who {
+        Overflowed::GreenThread { id, name } => {
+            put(b"\nfibra: fiber stack overflow: green thread ");
+            if let Some(name) = name {
+                put(b"'");
+                // Cut so that a long name leaves room for the rest.
+                put(&name[..name.len().min(MAX_NAME)]);
+                put(b"' (#");
+                put(decimal(id, &mut digits));
+                put(b")");
+            } else {
+                put(b"#");
+                put(decimal(id, &mut digits));
+            }
+            put(b" used all of its ");
+            put(decimal(stack_size as u64 / 1024, &mut digits));
+            put(
+                b" KiB stack (set a larger one for every green thread of its runtime with \
+                  fibra::runtime::Builder::stack_size, or for this thread with \
+                  fibra::runtime::ThreadBuilder::stack_size)\n",
+            );
+        }
+        Overflowed::Fiber => {
+            put(b"\nfibra: fiber stack overflow: a fiber used all of its ");
+            put(decimal(stack_size as u64 / 1024, &mut digits));
+            put(b" KiB stack (set a larger one with fibra::fiber::Builder::stack_size)\n");
+        }
+    }
+    put(b"fatal runtime error: fiber stack overflow, aborting\n");
+    // SAFETY: write is async-signal-safe; buf[..len] is initialised.
+    unsafe { libc::write(libc::STDERR_FILENO, buf.as_ptr().cast(), len) };
+}
+
+/// `n` in decimal, written at the end of `digits` (no allocation).
+fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &[u8] {
     let mut i = digits.len();
-    let mut n = stack_size / 1024;
     loop {
         i -= 1;
         digits[i] = b'0' + (n % 10) as u8;
@@ -197,11 +249,7 @@ fn report_overflow(stack_size: usize) {
             break;
         }
     }
-    put(&digits[i..]);
-    put(b" KiB stack (set a larger one with fibra::fiber::Builder::stack_size)\n");
-    put(b"fatal runtime error: fiber stack overflow, aborting\n");
-    // SAFETY: write is async-signal-safe; buf[..len] is initialised.
-    unsafe { libc::write(libc::STDERR_FILENO, buf.as_ptr().cast(), len) };
+    &digits[i..]
 }
 
 /// An alternate signal stack that fibra installed for a thread that had none (Rust

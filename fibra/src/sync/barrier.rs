@@ -83,6 +83,7 @@ impl Barrier {
     ///
     /// If it must wait and the caller is not a green thread. Unwinds if the
     /// calling thread is cancelled while it waits (its arrival is taken back).
+    #[track_caller]
     pub fn wait(&self) -> BarrierWaitResult {
         let arrived = self.arrived.get() + 1;
         if arrived >= self.n {
@@ -95,7 +96,7 @@ impl Barrier {
             }
             return BarrierWaitResult(true);
         }
-        let scheduler = scheduler::current();
+        let scheduler = scheduler::current_for("fibra::sync::Barrier::wait");
         self.arrived.set(arrived);
         let key = self.waiters.borrow_mut().push_back(Waiter {
             sleeper: Sleeper::running(&scheduler),

@@ -65,12 +65,14 @@ impl Condvar {
     ///
     /// Outside a green thread. Unwinds if the calling thread is cancelled; the
     /// mutex is then unlocked.
+    #[track_caller]
     pub fn wait<'a, T: ?Sized>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
         self.wait_until(guard, None).0
     }
 
     /// Waits while `condition` holds: returns, with the mutex locked, the
     /// first time it is false (at once if it is false already).
+    #[track_caller]
     pub fn wait_while<'a, T: ?Sized>(
         &self,
         mut guard: MutexGuard<'a, T>,
@@ -96,6 +98,7 @@ impl Condvar {
     ///     assert!(timed_out); // nobody notified
     /// });
     /// ```
+    #[track_caller]
     pub fn wait_timeout<'a, T: ?Sized>(
         &self,
         guard: MutexGuard<'a, T>,
@@ -106,6 +109,7 @@ impl Condvar {
 
     /// Waits while `condition` holds, for at most `timeout` in all. Returns the
     /// guard and whether it timed out with the condition still true.
+    #[track_caller]
     pub fn wait_timeout_while<'a, T: ?Sized>(
         &self,
         mut guard: MutexGuard<'a, T>,
@@ -144,12 +148,13 @@ impl Condvar {
         }
     }
 
+    #[track_caller]
     fn wait_until<'a, T: ?Sized>(
         &self,
         guard: MutexGuard<'a, T>,
         deadline: Option<Instant>,
     ) -> (MutexGuard<'a, T>, bool) {
-        let scheduler = scheduler::current();
+        let scheduler = scheduler::current_for("fibra::sync::Condvar::wait");
         let mutex = guard.mutex();
         let key = self.waiters.borrow_mut().push_back(Waiter {
             sleeper: Sleeper::running(&scheduler),

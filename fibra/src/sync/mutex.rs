@@ -113,6 +113,7 @@ impl<T: ?Sized> Mutex<T> {
     ///     let _again = m.lock(); // panics: deadlock; recursive locking
     /// });
     /// ```
+    #[track_caller]
     pub fn lock(&self) -> MutexGuard<'_, T> {
         if let Some(guard) = self.try_lock() {
             return guard;
@@ -121,7 +122,7 @@ impl<T: ?Sized> Mutex<T> {
         if self.raw.owner.get() == Some(me) {
             panic!("fibra: deadlock; recursive locking (this thread holds the Mutex already)");
         }
-        let scheduler = scheduler::current();
+        let scheduler = scheduler::current_for("fibra::sync::Mutex::lock");
         let key = self.raw.waiters.borrow_mut().push_back(Waiter {
             sleeper: Sleeper::running(&scheduler),
             granted: false,

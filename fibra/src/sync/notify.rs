@@ -88,11 +88,12 @@ impl Notify {
     /// If it must wait and the caller is not a green thread. Unwinds if the
     /// calling thread is cancelled while it waits; a `notify_one` that chose
     /// it passes on.
+    #[track_caller]
     pub fn notified(&self) {
         if self.permit.replace(false) {
             return;
         }
-        let scheduler = scheduler::current();
+        let scheduler = scheduler::current_for("fibra::sync::Notify::notified");
         let key = self.waiters.borrow_mut().push_back(Waiter {
             sleeper: Sleeper::running(&scheduler),
             by: None,

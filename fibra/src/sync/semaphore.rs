@@ -133,6 +133,7 @@ impl Semaphore {
     ///
     /// If it must wait and the caller is not a green thread. Unwinds if the
     /// calling thread is cancelled while it waits; it then holds no permit.
+    #[track_caller]
     pub fn acquire(&self) -> Result<SemaphorePermit<'_>, AcquireError> {
         self.acquire_many(1)
     }
@@ -161,6 +162,7 @@ impl Semaphore {
     /// # Errors
     ///
     /// [`AcquireError`] if the semaphore is closed, or closes while it waits.
+    #[track_caller]
     pub fn acquire_many(&self, n: u32) -> Result<SemaphorePermit<'_>, AcquireError> {
         let n = n as usize;
         self.raw.acquire(n, WaitReason::Semaphore)?;
@@ -222,6 +224,7 @@ impl Semaphore {
     /// # Errors
     ///
     /// [`AcquireError`] if the semaphore is closed, or closes while it waits.
+    #[track_caller]
     pub fn acquire_owned(self: Rc<Self>) -> Result<OwnedSemaphorePermit, AcquireError> {
         self.acquire_many_owned(1)
     }
@@ -232,6 +235,7 @@ impl Semaphore {
     /// # Errors
     ///
     /// [`AcquireError`] if the semaphore is closed, or closes while it waits.
+    #[track_caller]
     pub fn acquire_many_owned(
         self: Rc<Self>,
         n: u32,
@@ -309,13 +313,14 @@ impl RawSemaphore {
 
     /// Takes `n` permits, parking the calling green thread (waiting for
     /// `reason`) until it is its turn and they are free.
+    #[track_caller]
     pub(super) fn acquire(&self, n: usize, reason: WaitReason) -> Result<(), AcquireError> {
         match self.try_acquire(n) {
             Ok(()) => return Ok(()),
             Err(TryAcquireError::Closed) => return Err(AcquireError(())),
             Err(TryAcquireError::NoPermits) => {}
         }
-        let scheduler = scheduler::current();
+        let scheduler = scheduler::current_for("fibra::sync::Semaphore::acquire");
         let key = self.waiters.borrow_mut().push_back(Waiter {
             sleeper: Sleeper::running(&scheduler),
             wants: n,

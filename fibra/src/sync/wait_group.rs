@@ -123,11 +123,12 @@ impl WaitGroup {
     ///
     /// If it must wait and the caller is not a green thread. Unwinds if the
     /// calling thread is cancelled while it waits.
+    #[track_caller]
     pub fn wait(&self) {
         if self.count.get() == 0 {
             return;
         }
-        let scheduler = scheduler::current();
+        let scheduler = scheduler::current_for("fibra::sync::WaitGroup::wait");
         let key = self.waiters.borrow_mut().push_back(Waiter {
             sleeper: Sleeper::running(&scheduler),
             released: false,

@@ -231,6 +231,7 @@ impl<T: Clone> Receiver<T> {
     /// If it must wait and the caller is not a green thread. Unwinds if the
     /// calling thread is cancelled while it waits; the messages stay in the
     /// channel.
+    #[track_caller]
     pub fn recv(&mut self) -> Result<T, RecvError> {
         loop {
             match self.try_recv() {
@@ -239,7 +240,7 @@ impl<T: Clone> Receiver<T> {
                 Err(TryRecvError::Closed) => return Err(RecvError::Closed),
                 Err(TryRecvError::Empty) => {}
             }
-            let scheduler = scheduler::current();
+            let scheduler = scheduler::current_for("fibra::sync::broadcast::Receiver::recv");
             let key = self
                 .shared
                 .state

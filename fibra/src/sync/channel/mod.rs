@@ -192,6 +192,7 @@ impl<T> Sender<T> {
     /// If it must wait and the caller is not a green thread. Unwinds if the
     /// calling thread is cancelled while it waits: the message was then either
     /// delivered already or is dropped unsent.
+    #[track_caller]
     pub fn send(&self, msg: T) -> Result<(), SendError<T>> {
         self.send_until(msg, None).map_err(|err| match err {
             SendTimeoutError::Disconnected(msg) | SendTimeoutError::Timeout(msg) => SendError(msg),
@@ -215,10 +216,12 @@ impl<T> Sender<T> {
     ///
     /// [`SendTimeoutError::Timeout`] or [`SendTimeoutError::Disconnected`], with
     /// the message.
+    #[track_caller]
     pub fn send_timeout(&self, msg: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
         self.send_until(msg, Some(deadline_after(Instant::now(), timeout)))
     }
 
+    #[track_caller]
     fn send_until(&self, msg: T, deadline: Option<Instant>) -> Result<(), SendTimeoutError<T>> {
         let chan = &*self.chan;
         let attempt = chan.state.borrow_mut().try_send(msg);
@@ -232,7 +235,7 @@ impl<T> Sender<T> {
         if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
             return Err(SendTimeoutError::Timeout(msg));
         }
-        let scheduler = scheduler::current();
+        let scheduler = scheduler::current_for("fibra::sync::channel::Sender::send");
         let key = chan
             .state
             .borrow_mut()
@@ -305,6 +308,7 @@ impl<T> Receiver<T> {
     /// If it must wait and the caller is not a green thread. Unwinds if the
     /// calling thread is cancelled while it waits; a message handed to it just
     /// then goes to the next receiver, or back to the front of the channel.
+    #[track_caller]
     pub fn recv(&self) -> Result<T, RecvError> {
         self.recv_until(None).map_err(|_| RecvError)
     }
@@ -334,10 +338,12 @@ impl<T> Receiver<T> {
     /// # Errors
     ///
     /// [`RecvTimeoutError::Timeout`], or [`RecvTimeoutError::Disconnected`].
+    #[track_caller]
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
         self.recv_until(Some(deadline_after(Instant::now(), timeout)))
     }
 
+    #[track_caller]
     fn recv_until(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
         let chan = &*self.chan;
         let attempt = chan.state.borrow_mut().try_recv();
@@ -349,7 +355,7 @@ impl<T> Receiver<T> {
         if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
             return Err(RecvTimeoutError::Timeout);
         }
-        let scheduler = scheduler::current();
+        let scheduler = scheduler::current_for("fibra::sync::channel::Receiver::recv");
         let key = chan
             .state
             .borrow_mut()
