@@ -11,11 +11,11 @@
 use crate::chunked::{self, Unread};
 use crate::host;
 use crate::request::Version;
-use crate::response::{Content, Framing, KeepAlive};
+use crate::response::{Content, Framing, KeepAlive, WriteBody};
 use crate::status::forbids_body;
 use crate::transport::Transport;
 use crate::version::{self, Unknown};
-use crate::{Handler, Limits, Request, Response};
+use crate::{BodyWriter, Handler, Limits, Request, Response};
 use fibra::runtime::Cancelled;
 use std::cell::Cell;
 use std::io::{self, Read};
@@ -396,6 +396,12 @@ impl<'a, T: Transport> Conn<'a, T> {
             Content::Stream(reader) if send_body => {
                 self.stream(reader, matches!(framing, Framing::Chunked))?;
             }
+            Content::Writer(write) if send_body => {
+                // The head goes out before the body is written: a client
+                // waiting for events sees the status at once.
+                self.flush()?;
+                self.write_body(write, matches!(framing, Framing::Chunked))?;
+            }
             _ => {}
         }
         if self.out.len() >= FLUSH_AT {
@@ -435,6 +441,19 @@ impl<'a, T: Transport> Conn<'a, T> {
             if self.out.len() >= FLUSH_AT {
                 self.flush()?;
             }
+        }
+    }
+
+    /// Runs a handler's body writer on the connection (see
+    /// [`Body::writer`](crate::Body::writer)), as chunks if `chunked`.
+    fn write_body(&mut self, write: Box<WriteBody>, chunked: bool) -> Result<(), Stop> {
+        let mut writer = BodyWriter::new(&mut self.io, chunked);
+        match panic::catch_unwind(AssertUnwindSafe(|| write(&mut writer))) {
+            Ok(Ok(())) => writer.finish().map_err(|_| Stop::Quiet),
+            Err(payload) if payload.is::<Cancelled>() => panic::resume_unwind(payload),
+            // The status is gone already: the close tells the client that
+            // the body is incomplete.
+            Ok(Err(_)) | Err(_) => Err(Stop::Quiet),
         }
     }
 

@@ -186,6 +186,7 @@
 #![warn(missing_docs)]
 
 mod bad_request;
+mod body_writer;
 mod chunked;
 mod conn;
 mod connections;
@@ -202,6 +203,7 @@ mod request;
 mod response;
 mod router;
 mod server;
+mod sse;
 mod status;
 #[cfg(feature = "tls")]
 mod tls;
@@ -211,6 +213,7 @@ mod typed;
 mod version;
 
 pub use bad_request::BadRequest;
+pub use body_writer::BodyWriter;
 pub use handler::{Accepts, Handler};
 pub use http;
 pub use http_types::{HttpHandler, http_handler};
@@ -219,4 +222,5 @@ pub use request::{Request, Version};
 pub use response::{Body, Response};
 pub use router::Router;
 pub use server::{Builder, Mode, Server, ShutdownHandle};
+pub use sse::{Event, EventStream};
 pub use status::reason;
