@@ -62,6 +62,11 @@ impl Body {
     /// knows no chunked coding: it gets the body as it is, and the close of
     /// the connection after it marks its end (RFC 9112 §6.1, §6.3). A read
     /// error ends the connection, since the status has already been sent.
+    ///
+    /// What the reader gives is gathered and sent 64 KiB at a time (and at
+    /// its end), which suits a large body: a body whose pieces must reach
+    /// the client as they are made (events, progress) is a
+    /// [`Body::writer`], which flushes.
     pub fn stream(reader: impl Read + 'static) -> Body {
         Body(Content::Stream(Box::new(reader)))
     }

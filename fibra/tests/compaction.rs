@@ -41,9 +41,7 @@ fn compacting() -> Builder {
 /// dump could show fewer threads compacted than the test made.
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A stack frame full of a pattern made from `seed`, kept across `wait`, and
