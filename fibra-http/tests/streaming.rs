@@ -1,12 +1,16 @@
 //! Streaming over real sockets, in both modes: a response body written as
 //! the handler goes (`Body::writer`, server-sent events) reaches the client
 //! while the handler is still running, parks the handler when the client
-//! does not read, and ends the handler with an error when the client leaves.
+//! does not read, and ends the handler with an error when the client leaves;
+//! a request body read as it arrives (`streaming`) reaches the handler
+//! before the upload ends, within the server's limits.
 
 mod common;
 
 use common::{Client, Running};
-use fibra_http::{Body, Event, Mode, Request, Response, Router, Server};
+use fibra_http::{
+    Body, Event, Limits, Mode, Request, RequestBody, Response, Router, Server, streaming,
+};
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
@@ -26,6 +30,30 @@ static FLOODED: AtomicUsize = AtomicUsize::new(0);
 static MOST_BUFFERED: AtomicUsize = AtomicUsize::new(0);
 static FLOOD_DONE: AtomicBool = AtomicBool::new(false);
 const FLOOD: usize = 32 << 20;
+/// What `/upload` has read of its body so far, and the error that ended its
+/// reading, if one did.
+static UPLOADED: AtomicUsize = AtomicUsize::new(0);
+static UPLOAD_ERROR: std::sync::Mutex<Option<std::io::ErrorKind>> = std::sync::Mutex::new(None);
+const UPLOAD: usize = 10 << 20;
+
+/// Counts the body's bytes as they arrive, in 16 KiB reads.
+fn upload(_: &Request, body: &mut RequestBody<'_>) -> Response {
+    let mut piece = vec![0; 16 << 10];
+    let mut total = 0;
+    loop {
+        match body.read(&mut piece) {
+            Ok(0) => return Response::text(format!("{total}")),
+            Ok(n) => {
+                total += n;
+                UPLOADED.store(total, Ordering::SeqCst);
+            }
+            Err(err) => {
+                *UPLOAD_ERROR.lock().unwrap() = Some(err.kind());
+                return Response::text("the handler's answer");
+            }
+        }
+    }
+}
 
 /// Parks the green thread until `flag` is set (by the test's thread).
 fn wait_for(flag: &AtomicBool) {
@@ -90,6 +118,11 @@ fn router() -> Router {
                 Ok(())
             }))
         })
+        .post("/upload", streaming(upload))
+        .post(
+            "/ignore",
+            streaming(|_: &Request, _: &mut RequestBody<'_>| Response::text("not read")),
+        )
         .get("/broken", |_: &Request| {
             Response::text(Body::writer(|out| {
                 out.write_all(b"half")?;
@@ -100,7 +133,23 @@ fn router() -> Router {
 }
 
 fn serve(mode: Mode) -> Running {
-    Running::serving(Server::builder().mode(mode), router)
+    serve_within(mode, Limits::default())
+}
+
+fn serve_within(mode: Mode, limits: Limits) -> Running {
+    Running::serving(Server::builder().mode(mode).limits(limits), router)
+}
+
+/// Resets what `/upload` records, for a test that holds the guard: one such
+/// test at a time.
+fn reset_upload() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    UPLOADED.store(0, Ordering::SeqCst);
+    *UPLOAD_ERROR.lock().unwrap() = None;
+    serial
 }
 
 /// Reads until the client's buffer holds `text`.
@@ -222,5 +271,135 @@ fn a_client_that_does_not_read_parks_the_writer() {
         let reply = client.response();
         assert_eq!(reply.body.len(), FLOOD);
         assert!(FLOOD_DONE.load(Ordering::SeqCst));
+    }
+}
+
+/// 10 MiB as `Content-Length` and as chunks: the handler has read the first
+/// MiB before the client sends the rest. (The server's limit on bodies
+/// holds for streamed ones too: it is raised here.)
+#[test]
+fn an_upload_reaches_a_streaming_handler_as_it_arrives() {
+    let data = vec![b'u'; UPLOAD];
+    let limits = Limits {
+        max_body_bytes: 2 * UPLOAD,
+        ..Limits::default()
+    };
+    for mode in MODES {
+        for chunked in [false, true] {
+            let _serial = reset_upload();
+            let server = serve_within(mode, limits.clone());
+            let mut client = server.client();
+            let send_part = |client: &mut Client, part: &[u8]| {
+                if chunked {
+                    for piece in part.chunks(100_000) {
+                        client.send(format!("{:x}\r\n", piece.len()).as_bytes());
+                        client.send(piece);
+                        client.send(b"\r\n");
+                    }
+                } else {
+                    client.send(part);
+                }
+            };
+            let framing = if chunked {
+                "Transfer-Encoding: chunked".to_string()
+            } else {
+                format!("Content-Length: {UPLOAD}")
+            };
+            client
+                .send(format!("POST /upload HTTP/1.1\r\nHost: t\r\n{framing}\r\n\r\n").as_bytes());
+            let (first, rest) = data.split_at(1 << 20);
+            send_part(&mut client, first);
+            eventually("the first MiB read", || {
+                UPLOADED.load(Ordering::SeqCst) >= first.len()
+            });
+            send_part(&mut client, rest);
+            if chunked {
+                client.send(b"0\r\n\r\n");
+            }
+            let reply = client.response();
+            assert_eq!(reply.status, 200);
+            assert_eq!(reply.body, UPLOAD.to_string().as_bytes(), "{mode:?}");
+            assert_eq!(*UPLOAD_ERROR.lock().unwrap(), None);
+            // The connection goes on.
+            client.send(b"GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
+            assert_eq!(client.response().body, b"Hello, world!\n");
+        }
+    }
+}
+
+#[test]
+fn a_streamed_upload_past_the_limit_gets_413() {
+    let limits = Limits {
+        max_body_bytes: 1 << 20,
+        ..Limits::default()
+    };
+    for mode in MODES {
+        let _serial = reset_upload();
+        let server = serve_within(mode, limits.clone());
+        // Announced too large: refused before the handler, as ever.
+        server.client().rejected(
+            b"POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\n",
+            413,
+        );
+        assert_eq!(UPLOADED.load(Ordering::SeqCst), 0);
+        // Chunks that go past it: the handler reads up to the limit, gets an
+        // error, and the client gets 413 whatever the handler answered.
+        let mut raw =
+            b"POST /upload HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        for _ in 0..30 {
+            raw.extend_from_slice(b"10000\r\n");
+            raw.extend_from_slice(&[b'x'; 0x10000]);
+            raw.extend_from_slice(b"\r\n");
+        }
+        let mut client = server.client();
+        client.send(&raw);
+        let reply = client.response();
+        assert_eq!(reply.status, 413, "{mode:?}");
+        assert!(reply.closes());
+        assert_eq!(
+            *UPLOAD_ERROR.lock().unwrap(),
+            Some(std::io::ErrorKind::InvalidData)
+        );
+        assert_eq!(UPLOADED.load(Ordering::SeqCst), 1 << 20);
+    }
+}
+
+#[test]
+fn a_streamed_upload_that_stalls_gets_408() {
+    let limits = Limits {
+        request_timeout: Duration::from_millis(300),
+        ..Limits::default()
+    };
+    for mode in MODES {
+        let _serial = reset_upload();
+        let server = serve_within(mode, limits.clone());
+        let mut client = server.client();
+        client.send(b"POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nten bytes.");
+        let reply = client.response();
+        assert_eq!(reply.status, 408, "{mode:?}");
+        assert!(reply.closes());
+        assert_eq!(UPLOADED.load(Ordering::SeqCst), 10);
+        assert_eq!(
+            *UPLOAD_ERROR.lock().unwrap(),
+            Some(std::io::ErrorKind::TimedOut)
+        );
+    }
+}
+
+/// A body left unread is not read after the handler: the response closes
+/// the connection.
+#[test]
+fn a_body_left_unread_closes_the_connection_after_the_response() {
+    for mode in MODES {
+        let server = serve(mode);
+        let mut client = server.client();
+        let mut raw =
+            b"POST /ignore HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n".to_vec();
+        raw.resize(raw.len() + 100_000, b'i');
+        client.send(&raw);
+        let reply = client.response();
+        assert_eq!(reply.body, b"not read");
+        assert!(reply.closes(), "{mode:?}");
+        assert!(client.is_closed());
     }
 }
