@@ -11,11 +11,11 @@
 use crate::chunked::{self, Unread};
 use crate::host;
 use crate::request::Version;
-use crate::response::{Content, Framing, KeepAlive};
+use crate::response::{Content, Framing, KeepAlive, WriteBody};
 use crate::status::forbids_body;
 use crate::transport::Transport;
 use crate::version::{self, Unknown};
-use crate::{Handler, Limits, Request, Response};
+use crate::{BodyWriter, Handler, Limits, Request, RequestBody, Response};
 use fibra::runtime::Cancelled;
 use std::cell::Cell;
 use std::io::{self, Read};
@@ -144,8 +144,14 @@ impl<'a, T: Transport> Conn<'a, T> {
     fn requests(&mut self) -> Result<(), Stop> {
         loop {
             let head = self.read_head()?;
-            self.read_body(&head)?;
-            if !self.respond(&head)? {
+            let (response, body_unread) = match self.answer_streaming(&head)? {
+                Some(answer) => answer,
+                None => {
+                    self.read_body(&head)?;
+                    (self.answer()?, false)
+                }
+            };
+            if !self.respond(&head, response, body_unread)? {
                 self.flush()?;
                 self.linger();
                 return Ok(());
@@ -256,28 +262,7 @@ impl<'a, T: Transport> Conn<'a, T> {
     fn read_chunks(&mut self) -> Result<(), Stop> {
         let mut extra = 0;
         loop {
-            let size = loop {
-                // No more than `MAX_CHUNK_LINE` is read as a line, however
-                // much has arrived.
-                let end = self.end.min(self.start + MAX_CHUNK_LINE);
-                match chunked::size_line(&self.buf[self.start..end]) {
-                    Ok(line) => {
-                        extra += line.extra;
-                        if extra > MAX_CHUNK_EXTRA {
-                            return Err(Stop::Reject(400, "too many chunk extension bytes"));
-                        }
-                        self.start += line.len;
-                        break line.size;
-                    }
-                    Err(Unread::Partial) if end - self.start < MAX_CHUNK_LINE => self.more()?,
-                    Err(Unread::Partial) => {
-                        return Err(Stop::Reject(400, "a chunk size line is too long"));
-                    }
-                    Err(Unread::Malformed) => {
-                        return Err(Stop::Reject(400, "malformed chunk size line"));
-                    }
-                }
-            };
+            let size = self.chunk_size(&mut extra)?;
             if size == 0 {
                 return self.skip_trailers();
             }
@@ -286,14 +271,60 @@ impl<'a, T: Transport> Conn<'a, T> {
                 return Err(Stop::Reject(413, "the request body is too large"));
             }
             self.body_bytes(size as usize)?;
-            while self.end - self.start < 2 {
-                self.more()?;
-            }
-            if &self.buf[self.start..self.start + 2] != b"\r\n" {
-                return Err(Stop::Reject(400, "a chunk does not end with CRLF"));
-            }
-            self.start += 2;
+            self.chunk_end()?;
         }
+    }
+
+    /// Reads a chunk-size line; `extra` counts the request's bytes of chunk
+    /// extensions so far.
+    fn chunk_size(&mut self, extra: &mut usize) -> Result<u64, Stop> {
+        loop {
+            // No more than `MAX_CHUNK_LINE` is read as a line, however much
+            // has arrived.
+            let end = self.end.min(self.start + MAX_CHUNK_LINE);
+            match chunked::size_line(&self.buf[self.start..end]) {
+                Ok(line) => {
+                    *extra += line.extra;
+                    if *extra > MAX_CHUNK_EXTRA {
+                        return Err(Stop::Reject(400, "too many chunk extension bytes"));
+                    }
+                    self.start += line.len;
+                    return Ok(line.size);
+                }
+                Err(Unread::Partial) if end - self.start < MAX_CHUNK_LINE => self.more()?,
+                Err(Unread::Partial) => {
+                    return Err(Stop::Reject(400, "a chunk size line is too long"));
+                }
+                Err(Unread::Malformed) => {
+                    return Err(Stop::Reject(400, "malformed chunk size line"));
+                }
+            }
+        }
+    }
+
+    /// Reads the CRLF that ends a chunk's data.
+    fn chunk_end(&mut self) -> Result<(), Stop> {
+        while self.end - self.start < 2 {
+            self.more()?;
+        }
+        if &self.buf[self.start..self.start + 2] != b"\r\n" {
+            return Err(Stop::Reject(400, "a chunk does not end with CRLF"));
+        }
+        self.start += 2;
+        Ok(())
+    }
+
+    /// Reads some of the body into `out`: what is buffered, or else what
+    /// arrives (first sending the answers gathered before this request).
+    fn body_piece(&mut self, out: &mut [u8]) -> Result<usize, Stop> {
+        let buffered = (self.end - self.start).min(out.len());
+        if buffered > 0 {
+            out[..buffered].copy_from_slice(&self.buf[self.start..self.start + buffered]);
+            self.start += buffered;
+            return Ok(buffered);
+        }
+        self.flush()?;
+        progress(self.io.read_within(out, self.body_wait()))
     }
 
     /// Moves the next `n` bytes of the body into `self.request.body`: those
@@ -353,15 +384,63 @@ impl<'a, T: Transport> Conn<'a, T> {
         }
     }
 
-    /// Runs the handler and queues its response; returns whether the
-    /// connection stays open for another request.
-    fn respond(&mut self, head: &Head) -> Result<bool, Stop> {
+    /// Runs the handler on the request read whole.
+    fn answer(&mut self) -> Result<Response, Stop> {
         let (handler, request) = (self.handler, &self.request);
-        let response = match panic::catch_unwind(AssertUnwindSafe(|| handler.handle(request))) {
-            Ok(response) => response,
+        match panic::catch_unwind(AssertUnwindSafe(|| handler.handle(request))) {
+            Ok(response) => Ok(response),
             Err(payload) if payload.is::<Cancelled>() => panic::resume_unwind(payload),
-            Err(_) => return Err(Stop::Reject(500, "the handler failed")),
+            Err(_) => Err(Stop::Reject(500, "the handler failed")),
+        }
+    }
+
+    /// Offers a request with a body, its body not yet read, to a handler
+    /// that reads it as it arrives ([`Handler::handle_streaming`]): its
+    /// response, and whether it left some of the body unread; or `None` if
+    /// the handler wants the body whole. A body that broke a limit as it
+    /// was read is answered as when read whole, whatever the handler says.
+    fn answer_streaming(&mut self, head: &Head) -> Result<Option<(Response, bool)>, Stop> {
+        let piece = match head.body {
+            BodyFraming::None => return Ok(None),
+            BodyFraming::Length(left) => Piece::Data {
+                left,
+                chunked: false,
+            },
+            BodyFraming::Chunked => Piece::SizeLine,
         };
+        // Lent to the handler while the connection is lent to the body.
+        let request = std::mem::replace(&mut self.request, Request::new(None));
+        let handler = self.handler;
+        let mut body = Streamed {
+            conn: self,
+            piece,
+            expects_continue: head.expects_continue,
+            read: 0,
+            extra: 0,
+            failed: None,
+        };
+        let answer = panic::catch_unwind(AssertUnwindSafe(|| {
+            handler.handle_streaming(&request, &mut RequestBody::new(&mut body))
+        }));
+        let (failed, unread) = (body.failed.take(), !matches!(body.piece, Piece::Done));
+        self.request = request;
+        match (answer, failed) {
+            (Err(payload), _) if payload.is::<Cancelled>() => panic::resume_unwind(payload),
+            (_, Some(stop)) => Err(stop),
+            (Err(_), None) => Err(Stop::Reject(500, "the handler failed")),
+            (Ok(answer), None) => Ok(answer.map(|response| (response, unread))),
+        }
+    }
+
+    /// Queues the handler's response; returns whether the connection stays
+    /// open for another request (not if the handler left some of the body
+    /// unread).
+    fn respond(
+        &mut self,
+        head: &Head,
+        response: Response,
+        body_unread: bool,
+    ) -> Result<bool, Stop> {
         let version = self.request.version();
         let status = response.status();
         let no_body = forbids_body(status);
@@ -375,6 +454,7 @@ impl<'a, T: Transport> Conn<'a, T> {
             None => Framing::Chunked,
         };
         let keep_alive = head.keep_alive
+            && !body_unread
             && !matches!(framing, Framing::UntilClose)
             && !response.wants_close()
             && !self.watch.stopping.load(Ordering::Relaxed);
@@ -395,6 +475,12 @@ impl<'a, T: Transport> Conn<'a, T> {
             }
             Content::Stream(reader) if send_body => {
                 self.stream(reader, matches!(framing, Framing::Chunked))?;
+            }
+            Content::Writer(write) if send_body => {
+                // The head goes out before the body is written: a client
+                // waiting for events sees the status at once.
+                self.flush()?;
+                self.write_body(write, matches!(framing, Framing::Chunked))?;
             }
             _ => {}
         }
@@ -435,6 +521,19 @@ impl<'a, T: Transport> Conn<'a, T> {
             if self.out.len() >= FLUSH_AT {
                 self.flush()?;
             }
+        }
+    }
+
+    /// Runs a handler's body writer on the connection (see
+    /// [`Body::writer`](crate::Body::writer)), as chunks if `chunked`.
+    fn write_body(&mut self, write: Box<WriteBody>, chunked: bool) -> Result<(), Stop> {
+        let mut writer = BodyWriter::new(&mut self.io, chunked);
+        match panic::catch_unwind(AssertUnwindSafe(|| write(&mut writer))) {
+            Ok(Ok(())) => writer.finish().map_err(|_| Stop::Quiet),
+            Err(payload) if payload.is::<Cancelled>() => panic::resume_unwind(payload),
+            // The status is gone already: the close tells the client that
+            // the body is incomplete.
+            Ok(Err(_)) | Err(_) => Err(Stop::Quiet),
         }
     }
 
@@ -516,6 +615,92 @@ impl<'a, T: Transport> Conn<'a, T> {
         let n = self.io.read_within(&mut self.buf[self.end..], limit)?;
         self.end += n;
         Ok(n)
+    }
+}
+
+/// A request body read as it arrives, by a handler through a
+/// [`RequestBody`].
+struct Streamed<'c, 'a, T> {
+    conn: &'c mut Conn<'a, T>,
+    piece: Piece,
+    /// The client waits for `100 Continue` before it sends the body.
+    expects_continue: bool,
+    /// Body bytes read so far, and chunk-extension bytes.
+    read: usize,
+    extra: usize,
+    /// How the body broke a limit, or the client left: the connection's
+    /// answer, whatever the handler's.
+    failed: Option<Stop>,
+}
+
+/// Where a streamed body's reading stands.
+enum Piece {
+    SizeLine,
+    Data { left: usize, chunked: bool },
+    ChunkEnd,
+    Done,
+}
+
+impl<T: Transport> Streamed<'_, '_, T> {
+    fn next(&mut self, out: &mut [u8]) -> Result<usize, Stop> {
+        if std::mem::take(&mut self.expects_continue) && self.conn.start == self.conn.end {
+            self.conn.send_continue()?;
+        }
+        loop {
+            match self.piece {
+                Piece::Done => return Ok(0),
+                Piece::SizeLine => {
+                    let size = self.conn.chunk_size(&mut self.extra)?;
+                    if size == 0 {
+                        self.conn.skip_trailers()?;
+                        self.piece = Piece::Done;
+                        return Ok(0);
+                    }
+                    let room = self.conn.limits.max_body_bytes - self.read;
+                    if size > room as u64 {
+                        return Err(Stop::Reject(413, "the request body is too large"));
+                    }
+                    self.piece = Piece::Data {
+                        left: size as usize,
+                        chunked: true,
+                    };
+                }
+                Piece::Data { left, chunked } => {
+                    if out.is_empty() {
+                        return Ok(0);
+                    }
+                    let want = left.min(out.len());
+                    let n = self.conn.body_piece(&mut out[..want])?;
+                    self.read += n;
+                    self.piece = match (left - n, chunked) {
+                        (0, true) => Piece::ChunkEnd,
+                        (0, false) => Piece::Done,
+                        (left, chunked) => Piece::Data { left, chunked },
+                    };
+                    return Ok(n);
+                }
+                Piece::ChunkEnd => {
+                    self.conn.chunk_end()?;
+                    self.piece = Piece::SizeLine;
+                }
+            }
+        }
+    }
+}
+
+impl<T: Transport> Read for Streamed<'_, '_, T> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.failed.is_none() {
+            match self.next(out) {
+                Ok(n) => return Ok(n),
+                Err(stop) => self.failed = Some(stop),
+            }
+        }
+        Err(match &self.failed {
+            Some(Stop::Reject(408, why)) => io::Error::new(io::ErrorKind::TimedOut, *why),
+            Some(Stop::Reject(_, why)) => io::Error::new(io::ErrorKind::InvalidData, *why),
+            _ => io::Error::new(io::ErrorKind::UnexpectedEof, "the client left mid-body"),
+        })
     }
 }
 

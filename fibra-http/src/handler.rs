@@ -1,6 +1,6 @@
 //! What answers requests.
 
-use crate::{Request, Response};
+use crate::{Request, RequestBody, Response};
 
 /// Answers requests: a plain function or closure from a [`Request`] to a
 /// [`Response`], or a [`Router`](crate::Router) of them.
@@ -23,6 +23,16 @@ pub trait Handler: 'static {
     /// The response to `request`; called on the green thread that serves its
     /// connection.
     fn handle(&self, request: &Request) -> Response;
+
+    /// The response to a `request` whose body has not been read yet, reading
+    /// it from `body` as it arrives; or `None` (the default), and the server
+    /// reads the body whole and calls [`handle`](Self::handle). A
+    /// [`streaming`](crate::streaming) handler answers here, and a
+    /// [`Router`](crate::Router) asks its route's handler.
+    fn handle_streaming(&self, request: &Request, body: &mut RequestBody<'_>) -> Option<Response> {
+        let _ = (request, body);
+        None
+    }
 }
 
 impl<F> Handler for F

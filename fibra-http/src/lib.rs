@@ -116,6 +116,39 @@
 //! the compiler keeps it on its worker. A std lock shared between workers
 //! is safe where nothing between its lock and its unlock can wait.
 //!
+//! # Streaming
+//!
+//! A body of bytes is sent whole, and [`Body::stream`] sends a reader
+//! gathered 64 KiB at a time. A body whose pieces must reach the client as
+//! they are made is a [`Body::writer`]: the handler returns the status and
+//! headers, and its closure then writes the body on the connection's green
+//! thread, each [`flush`](std::io::Write::flush) sending what it has. A slow
+//! client parks the writer (the server holds at most 16 KiB for it), and one
+//! that has gone fails its writes. [`Response::sse`] builds server-sent
+//! events on it ([`Event`], [`EventStream`]), one flush per event.
+//!
+//! The other way, a request body is read whole before its handler runs,
+//! up to [`Limits::max_body_bytes`]; a handler made with [`streaming`] reads
+//! it as a [`RequestBody`] (a `Read`) as it arrives instead, within the same
+//! limits:
+//!
+//! ```no_run
+//! use fibra_http::{Event, Request, RequestBody, Response, Router, streaming};
+//! use std::io;
+//!
+//! let router = Router::new()
+//!     .get("/events", |_: &Request| {
+//!         Response::sse(|events| events.send(&Event::new("hello").event("greeting")))
+//!     })
+//!     .post("/upload", streaming(|_: &Request, body: &mut RequestBody<'_>| {
+//!         match io::copy(body, &mut io::sink()) {
+//!             Ok(n) => Response::text(format!("{n} bytes\n")),
+//!             Err(_) => Response::new(400),
+//!         }
+//!     }));
+//! # let _ = router;
+//! ```
+//!
 //! # The `http` crate's types
 //!
 //! [`Response`] is made of the [`http`] crate's `StatusCode` and `HeaderMap`,
@@ -197,6 +230,7 @@
 #![warn(missing_docs)]
 
 mod bad_request;
+mod body_writer;
 mod chunked;
 mod conn;
 mod connections;
@@ -211,9 +245,11 @@ pub mod middleware;
 mod params;
 mod pattern;
 mod request;
+mod request_body;
 mod response;
 mod router;
 mod server;
+mod sse;
 mod status;
 #[cfg(feature = "tls")]
 mod tls;
@@ -223,13 +259,16 @@ mod typed;
 mod version;
 
 pub use bad_request::BadRequest;
+pub use body_writer::BodyWriter;
 pub use handler::{Accepts, Handler};
 pub use http;
 pub use http_types::{HttpHandler, http_handler};
 pub use limits::Limits;
 pub use middleware::{Middleware, Next, Wrap};
 pub use request::{Request, Version};
+pub use request_body::{RequestBody, Streaming, streaming};
 pub use response::{Body, Response};
 pub use router::Router;
 pub use server::{Builder, Mode, Server, ShutdownHandle};
+pub use sse::{Event, EventStream};
 pub use status::reason;

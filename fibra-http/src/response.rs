@@ -1,12 +1,13 @@
 //! A response as a handler builds it.
 
+use crate::BodyWriter;
 use crate::status;
 use bytes::Bytes;
 use http::StatusCode;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use std::borrow::Cow;
 use std::fmt;
-use std::io::Read;
+use std::io::{self, Read};
 
 /// An HTTP response: a status, headers and a body.
 ///
@@ -38,7 +39,8 @@ pub struct Response {
     pub(crate) body: Body,
 }
 
-/// A response body: bytes, or a reader streamed to the client chunked.
+/// A response body: bytes, a reader streamed to the client chunked, or a
+/// closure that writes the body as it goes ([`Body::writer`]).
 ///
 /// Bytes are held as a [`Bytes`], which every conversion here takes over
 /// without copying: a `Vec<u8>` or `String` hands over its buffer, a
@@ -48,7 +50,11 @@ pub struct Body(Content);
 pub(crate) enum Content {
     Bytes(Bytes),
     Stream(Box<dyn Read>),
+    Writer(Box<WriteBody>),
 }
+
+/// What [`Body::writer`] runs.
+pub(crate) type WriteBody = dyn FnOnce(&mut BodyWriter<'_>) -> io::Result<()>;
 
 impl Body {
     /// A body streamed from `reader` until it reports the end, sent with
@@ -56,15 +62,61 @@ impl Body {
     /// knows no chunked coding: it gets the body as it is, and the close of
     /// the connection after it marks its end (RFC 9112 §6.1, §6.3). A read
     /// error ends the connection, since the status has already been sent.
+    ///
+    /// What the reader gives is gathered and sent 64 KiB at a time (and at
+    /// its end), which suits a large body: a body whose pieces must reach
+    /// the client as they are made (events, progress) is a
+    /// [`Body::writer`], which flushes.
     pub fn stream(reader: impl Read + 'static) -> Body {
         Body(Content::Stream(Box::new(reader)))
+    }
+
+    /// A body that `write` writes as it goes, its pieces reaching the client
+    /// as it [flushes](std::io::Write::flush) them: for server-sent events
+    /// (see [`Response::sse`]), long polling, progress output.
+    ///
+    /// The handler returns at once with the status and headers; the server
+    /// sends them, then runs `write` on the connection's green thread with a
+    /// [`BodyWriter`] on the connection. `write` may block in fibra's
+    /// operations (sleep, channels, sockets) between its writes, as a
+    /// handler may; a slow client parks it in its writes (back-pressure), and
+    /// a client that has gone makes them fail, which `write` returns with `?`
+    /// to end. Its `Ok` ends the body; its `Err` (or a panic) closes the
+    /// connection without the body's end, so that the client knows it is
+    /// incomplete. For a `HEAD` request, or a status that has no body, it is
+    /// not run.
+    ///
+    /// It runs on the connection's own green thread rather than on one of
+    /// its own: the socket itself is the back-pressure, with no queue between
+    /// writer and client to grow, and its state need not be `Send`.
+    ///
+    /// ```no_run
+    /// use fibra_http::{Body, Request, Response, Router, Server};
+    /// use std::io::Write;
+    /// use std::time::Duration;
+    ///
+    /// let router = Router::new().get("/countdown", |_: &Request| {
+    ///     Response::text(Body::writer(|out| {
+    ///         for n in (1..=3).rev() {
+    ///             writeln!(out, "{n}…")?;
+    ///             out.flush()?; // the client sees this line now
+    ///             fibra::time::sleep(Duration::from_secs(1));
+    ///         }
+    ///         writeln!(out, "lift-off")
+    ///     }))
+    /// });
+    /// Server::bind("127.0.0.1:8080")?.serve(router)?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn writer(write: impl FnOnce(&mut BodyWriter<'_>) -> io::Result<()> + 'static) -> Body {
+        Body(Content::Writer(Box::new(write)))
     }
 
     /// The body, if it is bytes (not a stream).
     pub fn as_bytes(&self) -> Option<&Bytes> {
         match &self.0 {
             Content::Bytes(bytes) => Some(bytes),
-            Content::Stream(_) => None,
+            Content::Stream(_) | Content::Writer(_) => None,
         }
     }
 

@@ -3,7 +3,7 @@
 use crate::handler::Accepts;
 use crate::middleware::{Middleware, Wrap};
 use crate::pattern::Pattern;
-use crate::{Handler, Request, Response};
+use crate::{Handler, Request, RequestBody, Response};
 
 /// A handler that picks another by method and path.
 ///
@@ -400,14 +400,8 @@ impl<H: ?Sized + Handler> Router<H> {
     /// Answers a request no route without parameters of its method took:
     /// a route with parameters, `HEAD` by `GET`, or the router itself.
     fn handle_rest(&self, request: &Request, method: &str, path: &str) -> Response {
-        let with_params = |(handler, pattern): (&H, &Pattern)| {
-            request.with_params(
-                |params| {
-                    pattern.matches(path, &mut |name, value| params.push(name, value));
-                },
-                || handler.handle(request),
-            )
-        };
+        let with_params =
+            |found: (&H, &Pattern)| with_params(request, path, found, |h| h.handle(request));
         if let Some(found) = self.find_pattern(method, path) {
             return with_params(found);
         }
@@ -478,6 +472,33 @@ impl<H: ?Sized + Handler> Handler for Router<H> {
             None => self.handle_rest(request, method, path),
         }
     }
+    /// Asks the route of the request's method and path, if there is one:
+    /// the router's own answers (`404`, `405`, `HEAD` by `GET`) wait for the
+    /// body.
+    fn handle_streaming(&self, request: &Request, body: &mut RequestBody<'_>) -> Option<Response> {
+        let (method, path) = (request.method(), request.path());
+        if let Some(handler) = self.find_plain(method, path) {
+            return handler.handle_streaming(request, body);
+        }
+        let found = self.find_pattern(method, path)?;
+        with_params(request, path, found, |h| h.handle_streaming(request, body))
+    }
+}
+
+/// Runs `call` on the handler `found` for `path`, with the parameters its
+/// pattern takes from `path`.
+fn with_params<H: ?Sized, R>(
+    request: &Request,
+    path: &str,
+    (handler, pattern): (&H, &Pattern),
+    call: impl FnOnce(&H) -> R,
+) -> R {
+    request.with_params(
+        |params| {
+            pattern.matches(path, &mut |name, value| params.push(name, value));
+        },
+        || call(handler),
+    )
 }
 
 #[cfg(test)]

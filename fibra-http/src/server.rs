@@ -369,6 +369,14 @@ impl<H: Handler> Handler for SharedHandler<H> {
     fn handle(&self, request: &crate::Request) -> crate::Response {
         self.0.handle(request)
     }
+
+    fn handle_streaming(
+        &self,
+        request: &crate::Request,
+        body: &mut crate::RequestBody<'_>,
+    ) -> Option<crate::Response> {
+        self.0.handle_streaming(request, body)
+    }
 }
 
 /// Makes a worker's handler, on that worker.

@@ -8,18 +8,23 @@
 mod common;
 
 use common::{Client, Running};
-use fibra_http::{Body, Limits, Mode, Request, Response, Router, Server};
+use fibra_http::{Body, Event, Limits, Mode, Request, Response, Router, Server};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, StreamOwned};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 const MODES: [Mode; 2] = [Mode::Threads, Mode::Ractors(2)];
 const GET_HELLO: &[u8] = b"GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n";
 const BIG: usize = 1 << 20;
+/// Set by the test to let `/events` send its last event and end; set by
+/// `/events` when it has.
+static RELEASE: AtomicBool = AtomicBool::new(false);
+static EVENTS_DONE: AtomicBool = AtomicBool::new(false);
 
 /// A self-signed certificate for `localhost`, made once per test run.
 struct Certificate {
@@ -74,6 +79,17 @@ fn router() -> Router {
         })
         .get("/stream", |_: &Request| {
             Response::new(200).with_body(Body::stream(std::io::Cursor::new(big_body())))
+        })
+        .get("/events", |_: &Request| {
+            Response::sse(|events| {
+                events.send(&Event::new("first"))?;
+                while !RELEASE.load(Ordering::SeqCst) {
+                    fibra::time::sleep(Duration::from_millis(1));
+                }
+                events.send(&Event::new("last"))?;
+                EVENTS_DONE.store(true, Ordering::SeqCst);
+                Ok(())
+            })
         })
 }
 
@@ -356,5 +372,27 @@ fn a_streamed_body_to_http_1_0_over_tls_ends_with_close_notify() {
         // An end without close_notify would be an UnexpectedEof error here.
         client.stream.read_to_end(&mut body).unwrap();
         assert!(body == big_body(), "{} bytes", body.len());
+    }
+}
+
+/// A flushed event goes out as a TLS record of its own at once: the client
+/// reads it while the handler is still parked.
+#[test]
+fn an_event_reaches_the_client_over_tls_while_the_handler_waits() {
+    for mode in MODES {
+        RELEASE.store(false, Ordering::SeqCst);
+        EVENTS_DONE.store(false, Ordering::SeqCst);
+        let server = https(mode, Limits::default());
+        let mut client = tls_client(server.addr, &rustls::version::TLS13);
+        client.send(b"GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        let head = client.head_response();
+        assert_eq!(head.header("content-type"), Some("text/event-stream"));
+        while !client.buf.ends_with(b"data: first\n\n\r\n") {
+            client.more();
+        }
+        assert!(!EVENTS_DONE.load(Ordering::SeqCst), "{mode:?}");
+        RELEASE.store(true, Ordering::SeqCst);
+        assert_eq!(client.chunked_body(), b"data: first\n\ndata: last\n\n");
+        assert!(EVENTS_DONE.load(Ordering::SeqCst));
     }
 }

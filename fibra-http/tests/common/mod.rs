@@ -189,7 +189,7 @@ impl<S: Read + Write> Client<S> {
         }
     }
 
-    fn chunked_body(&mut self) -> Vec<u8> {
+    pub fn chunked_body(&mut self) -> Vec<u8> {
         let mut body = Vec::new();
         loop {
             let (used, size) = match httparse::parse_chunk_size(&self.buf).unwrap() {
