@@ -31,16 +31,10 @@ binaries=$(cargo test -p fibra -p fibra-http --tests --no-run --message-format=j
 # 512 OS threads, past valgrind's default --max-threads (500);
 # tests/cross_thread.rs runs the same pool with fewer. fibra-http's streaming
 # tests that move 32 MiB and 10 MiB do the same as its smaller streaming tests.
-# Under valgrind, fs's timeout test's read from an empty FIFO ends before the
-# test writes (its buffer untouched), so the test's premise — a read that stays
-# in the kernel until told — does not hold there; fibra still delivers the
-# deadline only after the read (seen: Err(Elapsed), the frame dropped after).
-# The cancel variant of that test runs.
 skip=(--skip a_hundred_thousand_ractors_complete --skip eight_senders_times_a_hundred_thousand
   --skip ten_thousand_keep_alive_connections_at_once --skip a_dump_of_100_000_parked_threads
   --skip a_thousand_green_threads_use_a_sync_redis_client_through_blocking
-  --skip a_client_that_does_not_read_parks_the_writer --skip an_upload_reaches_a_streaming_handler_as_it_arrives
-  --skip a_timeout_waits_until_the_borrowed_read_has_ended)
+  --skip a_client_that_does_not_read_parks_the_writer --skip an_upload_reaches_a_streaming_handler_as_it_arrives)
 
 # The fiber model's random sequences: 1,000 of each kind (not 10,000) keep its
 # run under valgrind to seconds; the fuzz target runs them without limit. The

@@ -422,7 +422,11 @@ fn a_timeout_waits_until_the_borrowed_read_has_ended() {
                     let mut file = File::open(&path).unwrap();
                     let mut frame = Frame { buf: [0; 16], seen };
                     reading.set(true);
-                    fibra::time::timeout(Duration::from_millis(1), || file.read(&mut frame.buf))
+                    // Long enough that the read has surely begun when the
+                    // deadline passes (a deadline passed before the hop is
+                    // delivered before it: no read at all, which qemu and
+                    // valgrind were slow enough to show with 1 ms).
+                    fibra::time::timeout(Duration::from_millis(300), || file.read(&mut frame.buf))
                         .map(|read| read.unwrap())
                 })
             };
@@ -430,6 +434,8 @@ fn a_timeout_waits_until_the_borrowed_read_has_ended() {
                 runtime::yield_now();
             }
             let_others_run();
+            // Past the deadline, with the read still waiting for the FIFO.
+            fibra::time::sleep(Duration::from_secs(1));
             assert!(
                 !reader.is_finished(),
                 "its deadline unwound it while its read ran"
