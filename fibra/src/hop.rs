@@ -55,14 +55,15 @@ where
         outcome: None,
     };
     let ended = Arc::new(Ended::new());
-    // SAFETY: `work` lives in this frame, which the loop below keeps until
-    // `ended` says the job is done with it, and touches only after that (the
-    // Acquire in `Ended::is_done` pairs with the job's release): the frame
-    // is not left before, neither by a return (the loop), nor by an unwind
-    // (the parks there never unwind, and `wait_on_drop`, declared after
-    // `work` so dropped before it, blocks any other unwind until the job has
-    // ended), nor compacted (`lending`), nor freed (a thread is only dropped
-    // by unwinding it, or leaked with its stack).
+    // `work` lives in this frame, which the loop below keeps until `ended`
+    // says the job is done with it, and touches only after that (the Acquire
+    // in `Ended::is_done` pairs with the job's release): the frame is not
+    // left before, neither by a return (the loop), nor by an unwind (the
+    // parks there never unwind, and `wait_on_drop`, declared after `work` so
+    // dropped before it, blocks any other unwind until the job has ended),
+    // nor compacted (`lending`), nor freed (a thread is only dropped by
+    // unwinding it, or leaked with its stack).
+    // SAFETY: so `work` outlives the job's every use of it (argued above).
     let job = unsafe { Lent::new(&mut work) };
     let job = job.into_job(ended.clone(), scheduler.unparker(scheduler.running()));
     let lending = scheduler.lend();

@@ -304,7 +304,7 @@ impl<'scope> Scope<'scope, '_> {
                 None
             }
         };
-        // SAFETY: what `f` and `T` borrow outlives `'scope`, and `scope`
+        // What `f` and `T` borrow outlives `'scope`, and `scope`
         // returns (or unwinds past its frame) only once `ended` has been
         // dropped — at the very end of the thread, after its value has gone
         // to its handle's slot (or been dropped) — for every thread spawned
@@ -315,6 +315,7 @@ impl<'scope> Scope<'scope, '_> {
         // runtime, and a thread that the end of the runtime abandons is
         // leaked, stack and all, never run again (the `# Soundness` docs'
         // row for scoped threads gives the whole argument).
+        // SAFETY: so all `f` and `T` borrow outlives `ended` (argued above).
         let handle = unsafe { spawn_unchecked(&scheduler, body, None, ended) };
         let task = handle.task();
         entry.insert(Child {

@@ -82,11 +82,12 @@ pub(super) fn on_overflow<R>(
         return report(Overflowed::Fiber);
     }
     let name = (!running.name.is_null()).then(|| {
-        // SAFETY: `name` points at the `name_len` bytes of an `Arc<str>`
-        // that its runtime keeps until the thread has ended (`switched_into`);
-        // the thread is running (it just faulted on its stack), so it has
-        // not, and the borrow ends with `report`. Nothing writes to a `str`
-        // behind an `Arc`.
+        // `name` points at the `name_len` bytes of an `Arc<str>` that its
+        // runtime keeps until the thread has ended (`switched_into`); the
+        // thread is running (it just faulted on its stack), so it has not,
+        // and the borrow ends with `report`. Nothing writes to a `str` behind
+        // an `Arc`.
+        // SAFETY: so these bytes are live and unchanging (argued above).
         unsafe { std::slice::from_raw_parts(running.name, running.name_len) }
     });
     report(Overflowed::GreenThread {
