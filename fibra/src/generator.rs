@@ -1,5 +1,27 @@
 //! Generators: a fiber seen as an [`Iterator`] (Ruby's `Enumerator#next`, Lua's
 //! `coroutine.wrap`).
+//!
+//! Code that is easiest to write as nested loops or recursion becomes a lazy
+//! iterator: each [`Yielder::suspend`] hands out one item, and nothing runs
+//! until the next item is asked for.
+//!
+//! ```
+//! use fibra::Generator;
+//!
+//! // Every pair (i, j) with i < j < 4, from two plain loops.
+//! let mut pairs = Generator::new(|out| {
+//!     for i in 0..4 {
+//!         for j in i + 1..4 {
+//!             out.suspend((i, j));
+//!         }
+//!     }
+//! });
+//! assert_eq!(pairs.next(), Some((0, 1)));
+//! assert_eq!(pairs.count(), 5);
+//! ```
+//!
+//! [`Generator`] has the reference: the stack size, panics, and what a drop
+//! before the end does.
 
 use crate::fiber::{Builder, Fiber, Step, Yielder};
 use std::fmt;
