@@ -115,6 +115,14 @@
 //! fibra to lend part of one — must keep that audit true (a thread that
 //! lends is marked as lending, as `block_on` and [`scope`] do) and update it.
 //!
+//! # Costs, and where they are measured
+//!
+//! A wait on a socket costs no `epoll_ctl` (a socket is registered once,
+//! when it is made) and a wake no allocation. What an IO round trip costs —
+//! system calls, instructions and cache misses, beside tokio's
+//! current-thread runtime on the same workload — is measured in the
+//! repository's `docs/internals/reactor-costs.md`.
+//!
 //! # Ruby names
 //!
 //! | Ruby | fibra |
