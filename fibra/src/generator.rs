@@ -79,6 +79,21 @@ impl<T> Generator<T> {
 
     /// Makes a generator whose fiber is made by `builder` (for a stack size of
     /// your choice).
+    ///
+    /// # Errors
+    ///
+    /// As [`Builder::build`]: if no stack can be had (a size that does not fit
+    /// in the address space, or memory or the kernel's map count exhausted).
+    ///
+    /// ```
+    /// use fibra::{Generator, fiber::Builder};
+    ///
+    /// let squares = Generator::with_builder(Builder::new().stack_size(64 * 1024), |out| {
+    ///     (1..=3u32).for_each(|n| out.suspend(n * n));
+    /// })?;
+    /// assert_eq!(squares.collect::<Vec<_>>(), [1, 4, 9]);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn with_builder<F>(builder: Builder, body: F) -> io::Result<Self>
     where
         F: FnOnce(&Yielder<(), T, ()>) + 'static,
