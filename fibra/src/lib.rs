@@ -184,8 +184,8 @@
 //! other green thread of that runtime waited all that time: move the call
 //! behind one of the doors above. The threshold is set with
 //! [`runtime::Builder::stall_threshold`], or in any build with the
-//! environment variable `FIBRA_STALL_MS` (`0` turns the line off); debug
-//! builds have it on by default, at 100 ms. The [runtime docs](runtime#stalls)
+//! environment variable `FIBRA_STALL_MS` (`0` turns the line off); it is on
+//! by default, at 100 ms in debug builds and 1 s in release builds. The [runtime docs](runtime#stalls)
 //! show the lines.
 //!
 //! **What still blocks a runtime**, called straight from a green thread, and

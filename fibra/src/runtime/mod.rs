@@ -50,9 +50,11 @@
 //! ```
 //!
 //! The thread is named by its [`ThreadBuilder::name`], else by its
-//! [`Thread::id`]. The detector is on in debug builds (100 ms) and off in
-//! release builds; [`Builder::stall_threshold`] or the environment variable
-//! `FIBRA_STALL_MS` (milliseconds, `0` for off) set it in any build. It costs
+//! [`Thread::id`]. The detector is on in every build: at 100 ms in debug
+//! builds and 1 s in release builds; [`Builder::stall_threshold`] or the
+//! environment variable `FIBRA_STALL_MS` (milliseconds) set another
+//! threshold, and turn it off: `FIBRA_STALL_MS=0`, or
+//! `Builder::stall_threshold(None)` for one runtime. It costs
 //! the switch between green threads no clock read: one watchdog OS thread per
 //! process samples a switch counter that each runtime keeps, every half
 //! threshold, so a stall is seen between one and one and a half thresholds
@@ -318,7 +320,7 @@ impl Builder {
     ///
     /// Without this call, the environment variable `FIBRA_STALL_MS` decides
     /// (milliseconds; `0` is off), and without it the build: 100 ms in a debug
-    /// build, off in a release build.
+    /// build, 1 s in a release build.
     ///
     /// ```
     /// use std::time::Duration;

@@ -418,6 +418,7 @@ impl Scheduler {
         let serial = self.next_serial.get() + 1;
         self.next_serial.set(serial);
         let has_options = options.is_some();
+        let name = options.as_ref().and_then(|o| o.name.clone());
         #[cfg(feature = "tracing")]
         let mut span = None;
         if let Some(mut options) = options {
@@ -435,6 +436,7 @@ impl Scheduler {
             compacted: None,
             code: Code::Unstarted(body),
             has_options,
+            name,
             state: State::Runnable,
             notified: false,
             cancel: Cancel::No,
@@ -1172,7 +1174,6 @@ impl Scheduler {
         // thread is switched into to run its code.
         #[cfg(feature = "tracing")]
         let span: Option<Box<tracing::Span>>;
-        let has_options;
         let fiber = {
             let mut tasks = self.tasks.borrow_mut();
             let entry = match tasks.get_mut(task.index) {
@@ -1186,12 +1187,11 @@ impl Scheduler {
                 entry.compacted = None;
             }
             entry.state = State::Running;
-            has_options = entry.has_options;
             #[cfg(feature = "tracing")]
             {
                 span = entry.span.take();
             }
-            match &mut entry.code {
+            let fiber = match &mut entry.code {
                 Code::Started(fiber) => fiber.clone(),
                 Code::Unstarted(body) => {
                     // A closure that captures nothing takes no allocation to
@@ -1230,13 +1230,15 @@ impl Scheduler {
                         }
                     }
                 }
-            }
+            };
+            // Its name lives in the task until the thread has ended.
+            stack::switched_into(task.serial, entry.name.as_ref(), fiber.stack_range().end);
+            fiber
         };
         self.running.set(Some(task));
         let switches = self.switches.get() + 1;
         self.switches.set(switches);
         self.monitor.switched_into(switches, task.serial);
-        self.label_for_overflow(task, has_options, &fiber);
         let step = {
             #[cfg(feature = "tracing")]
             let _entered = span.as_deref().map(tracing::Span::enter);
@@ -1262,18 +1264,6 @@ impl Scheduler {
             }
             Err(err) => unreachable!("fibra: a runnable green thread could not be resumed: {err}"),
         }
-    }
-
-    /// Tells a stack-overflow report (`stack::label`) that `task` runs on
-    /// `fiber` from now on: its id, its name (kept in `options`, if it
-    /// `has_options`, until the thread has ended) and its stack.
-    #[inline]
-    fn label_for_overflow(&self, task: TaskId, has_options: bool, fiber: &Fiber) {
-        let options = has_options.then(|| self.options.borrow());
-        let name = options
-            .as_ref()
-            .and_then(|options| options.get(&task.serial)?.name.as_ref());
-        stack::switched_into(task.serial, name, fiber.stack_range().end);
     }
 
     /// Ends the runtime: from now on it takes no errand from another OS

@@ -38,12 +38,23 @@ use std::time::{Duration, Instant};
 pub(super) const ENV: &str = "FIBRA_STALL_MS";
 
 /// The threshold when neither the builder nor the environment sets one: on in
-/// debug builds, off in release builds.
-const DEFAULT: Option<Duration> = if cfg!(debug_assertions) {
-    Some(Duration::from_millis(100))
+/// every build, 100 ms in debug builds and 1 s in release builds.
+///
+/// On costs the switch nothing more than off: each runtime writes its switch
+/// count whether it is watched or not (two relaxed stores); what on adds is
+/// the watchdog thread, which wakes every half threshold (2 times a second
+/// in a release build) and reads two counters per runtime. 1 s in release:
+/// production servers see rare long system calls (a `std::fs` call on a
+/// slow disk, a DNS lookup) that are worth a line when they freeze every
+/// green thread for a second, and few lines when they do not; 100 ms in
+/// debug builds, where a test or a developer wants to hear of a blocking
+/// call early (a debug build runs 10–50 times slower, so a true stall takes
+/// longer there too).
+const DEFAULT: Option<Duration> = Some(if cfg!(debug_assertions) {
+    Duration::from_millis(100)
 } else {
-    None
-};
+    Duration::from_secs(1)
+});
 
 /// The threshold of a runtime: the builder's if it set one, else the
 /// environment's, else the default.
