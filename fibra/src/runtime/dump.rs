@@ -65,6 +65,10 @@ pub enum RuntimeState {
         name: Option<Arc<str>>,
         /// How long it has run, at least.
         for_at_least: Duration,
+        /// What its OS thread was doing when the dump gave up waiting, where
+        /// the OS can tell (Linux): "blocked in futex (a std lock, condvar
+        /// or channel?)", "running (not in a system call)".
+        os_thread_doing: Option<String>,
     },
 }
 
@@ -503,6 +507,7 @@ fn ask(monitor: &Monitor) -> Result<Arc<Section>, RuntimeState> {
                     thread,
                     name: thread.and_then(|t| monitor.name_of(t)),
                     for_at_least: monitor.held_for().max(asked_at.elapsed()),
+                    os_thread_doing: monitor.os_thread_doing(),
                 });
             }
             Answer::Asked => {
@@ -656,16 +661,20 @@ impl fmt::Display for Dump {
                     thread,
                     name,
                     for_at_least,
+                    os_thread_doing,
                 } => {
                     let who = match (thread, name) {
                         (Some(id), Some(name)) => format!("green thread '{name}' (#{id})"),
                         (Some(id), None) => format!("green thread #{id}"),
                         (None, _) => "its own loop".to_owned(),
                     };
+                    let doing = os_thread_doing
+                        .as_ref()
+                        .map_or_else(String::new, |doing| format!("; the OS thread is {doing}"));
                     writeln!(
                         f,
                         "\nruntime on {os_thread}: busy running {who} for at least {} ms \
-                         (it has not parked or yielded, so nothing else there can run)",
+                         (it has not parked or yielded, so nothing else there can run){doing}",
                         for_at_least.as_millis()
                     )?;
                 }

@@ -219,6 +219,7 @@ pub(crate) mod deadline;
 mod dump;
 mod dump_signal;
 mod green_local;
+mod metrics;
 mod handle;
 mod join;
 pub(crate) mod reactor;
@@ -227,6 +228,7 @@ mod remote;
 #[cfg(all(test, fibra_loom))]
 pub(crate) use remote::model_check;
 mod remote_join;
+mod report;
 mod ring;
 pub(crate) mod scheduler;
 mod scope;
@@ -250,6 +252,7 @@ pub use green_local::{AccessError, LocalKey};
 pub use handle::{Handle, SpawnError, handle};
 pub(crate) use join::spawn_detached;
 pub use join::{JoinError, JoinHandle, spawn};
+pub use metrics::{RuntimeMetrics, metrics};
 pub use remote::Unparker;
 pub use remote_join::RemoteJoinHandle;
 pub use scheduler::Cancelled;
@@ -296,6 +299,8 @@ pub struct Builder {
     /// `None`: not set here (the environment or the default decides).
     stall_threshold: Option<Option<Duration>>,
     compact_after: Option<Duration>,
+    /// `None`: not set here (the environment or the default decides).
+    report_to_stderr: Option<bool>,
 }
 
 impl Default for Builder {
@@ -311,7 +316,30 @@ impl Builder {
             stack_size: DEFAULT_STACK_SIZE,
             stall_threshold: None,
             compact_after: None,
+            report_to_stderr: None,
         }
+    }
+
+    /// Whether this runtime writes its reports — the [stall](self#stalls)
+    /// lines, the deadlock report, the line about green threads abandoned
+    /// at its end — to stderr. Without this call, the environment variable
+    /// `FIBRA_STDERR` decides (`0` is off), and without it they are written.
+    ///
+    /// With the cargo feature `tracing` each report is also a `tracing`
+    /// event, and with `log` a `log` record, with the target `fibra` (a
+    /// stall at `WARN`, its end at `INFO`, a deadlock at `ERROR`, abandoned
+    /// threads at `WARN`; the `tracing` events have a `kind` field:
+    /// `"stall"`, `"stall_ended"`, `"deadlock"`, `"abandoned"`): a program
+    /// that sends those to its logs may turn the stderr lines off. (A
+    /// deadlock still panics, and its panic message still lists the dump.)
+    ///
+    /// ```
+    /// let quiet = fibra::runtime::Builder::new().report_to_stderr(false);
+    /// quiet.run(|| std::thread::sleep(std::time::Duration::from_millis(10)));
+    /// ```
+    pub fn report_to_stderr(mut self, on: bool) -> Builder {
+        self.report_to_stderr = Some(on);
+        self
     }
 
     /// How long a green thread may run without parking or yielding before
@@ -410,6 +438,7 @@ impl Builder {
             Scheduler::new(
                 self.stack_size,
                 stall::threshold(self.stall_threshold),
+                report::to_stderr(self.report_to_stderr),
                 self.compact_after,
             )
             .unwrap_or_else(|err| panic!("fibra: cannot start a runtime: {err}")),
@@ -423,12 +452,15 @@ impl Builder {
             .map(|deadlock| (deadlock, dump::of_own(&scheduler)));
         scheduler.shutdown();
         if let Some((deadlock, dump)) = deadlocked {
-            panic!(
+            let report = format!(
                 "fibra: deadlock: all {} green threads are parked and nothing can wake one \
                  (no timer, no socket, no Unparker held by another OS thread); where each \
                  waits:\n\n{dump}",
                 deadlock.parked
             );
+            // The panic prints it on stderr: the event only.
+            report::report(report::Report::Deadlock, false, &report);
+            panic!("{report}");
         }
         match main.join() {
             Ok(value) => value,
@@ -478,6 +510,16 @@ pub fn timer_entries() -> usize {
 /// Outside a runtime.
 pub(crate) fn describe_ractors_with(describe: DescribeRactors) {
     scheduler::current().describe_ractors_with(describe);
+}
+
+/// Makes this runtime's [metrics](metrics()) count its Ractors with `count`
+/// (a Ractor worker's dispatcher calls it).
+///
+/// # Panics
+///
+/// Outside a runtime.
+pub(crate) fn count_ractors_with(count: Box<dyn Fn() -> usize + Send + Sync>) {
+    scheduler::current().monitor().count_ractors_with(count);
 }
 
 /// The green thread that calls it.

@@ -32,10 +32,12 @@
 use super::deadline::{Deadline, Deadlines};
 use super::dump::{DescribeRactors, RawThread, Section, ThreadState};
 use super::green_local::Slots;
+use super::metrics::Counter;
 use super::reactor::Reactor;
 use super::registry::Monitor;
 use super::remote::{Outside, Remote, Unparker};
 use super::remote_join::RemoteJoins;
+use super::report::{Report, report};
 use super::stack_trace;
 use super::stall;
 use super::task::{Body, Cancel, Code, Options, State, Task, TaskId};
@@ -381,13 +383,14 @@ impl Scheduler {
     pub(super) fn new(
         stack_size: usize,
         stall_threshold: Option<Duration>,
+        to_stderr: bool,
         compact_after: Option<Duration>,
     ) -> io::Result<Scheduler> {
         let (reactor, waker) = Reactor::new()?;
         let remote = Arc::new(Remote::new(waker));
         Ok(Scheduler {
             id: RuntimeId(STARTED.fetch_add(1, Relaxed)),
-            monitor: Monitor::register(stall_threshold, Arc::downgrade(&remote)),
+            monitor: Monitor::register(stall_threshold, to_stderr, Arc::downgrade(&remote)),
             switches: Cell::new(0),
             options: RefCell::new(HashMap::new()),
             clock: Cell::new(Instant::now()),
@@ -449,6 +452,7 @@ impl Scheduler {
         });
         let id = TaskId { index, serial };
         self.queue.borrow_mut().push_back(id);
+        self.monitor.counters.spawns.add(1);
         id
     }
 
@@ -535,6 +539,13 @@ impl Scheduler {
     /// if it is finished or abandoned): the reactor then hands a socket's
     /// readiness to the next waiter instead.
     pub(crate) fn try_wake(&self, task: TaskId) -> bool {
+        self.wake_counted(task, &self.monitor.counters.local_wakes)
+    }
+
+    /// [`try_wake`](Self::try_wake), counting in `wakes` the wake of a
+    /// parked thread.
+    #[inline(always)]
+    fn wake_counted(&self, task: TaskId, wakes: &Counter) -> bool {
         let mut tasks = self.tasks.borrow_mut();
         let Some(entry) = tasks
             .get_mut(task.index)
@@ -548,6 +559,7 @@ impl Scheduler {
             State::Parked => {
                 entry.state = State::Runnable;
                 self.queue.borrow_mut().push_back(task);
+                wakes.add(1);
             }
             State::Running => entry.notified = true,
             State::Runnable => {}
@@ -613,7 +625,11 @@ impl Scheduler {
             entry.state = state;
             if state == State::Runnable {
                 self.queue.borrow_mut().push_back(task);
-            } else if self.compact_after.is_some() {
+                self.monitor.counters.yields.add(1);
+            } else {
+                self.monitor.counters.parks.add(1);
+            }
+            if state == State::Parked && self.compact_after.is_some() {
                 entry.parks = entry.parks.wrapping_add(1);
                 // A thread that lends part of its stack (see `lend`) is
                 // never compacted: its park is not even queued.
@@ -888,6 +904,7 @@ impl Scheduler {
                 self.wake_owed();
             }
             self.monitor.in_loop();
+            self.publish_gauges();
             if self.monitor.stalled.load(Relaxed) {
                 stall::ended(&self.monitor);
             }
@@ -1092,12 +1109,19 @@ impl Scheduler {
         } else {
             Some(Duration::ZERO)
         };
+        let counters = &self.monitor.counters;
+        let slept_at = asleep.then(Instant::now);
         self.reactor
-            .poll(timeout, |task| self.try_wake(task))
+            .poll(timeout, |task| {
+                counters.reactor_events.add(1);
+                self.try_wake(task)
+            })
             .unwrap_or_else(|err| {
                 panic!("fibra: the IO reactor failed: {err}");
             });
-        if asleep {
+        if let Some(slept_at) = slept_at {
+            let nanos = u64::try_from(slept_at.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            counters.idle_nanos.add(nanos);
             self.remote.woke_up();
         }
         asleep
@@ -1111,6 +1135,7 @@ impl Scheduler {
     fn tick(&self) {
         let passes = self.passes.get().wrapping_add(1);
         self.passes.set(passes);
+        self.monitor.counters.passes.add(1);
         if passes.is_multiple_of(CLOCK_EVERY) {
             self.clock.set(Instant::now());
         }
@@ -1125,7 +1150,7 @@ impl Scheduler {
             if task == TaskId::ERRANDS {
                 errands = true;
             } else {
-                self.wake(task);
+                self.wake_counted(task, &self.monitor.counters.remote_wakes);
             }
         });
         if errands {
@@ -1300,12 +1325,13 @@ impl Scheduler {
         }
         let left = std::mem::take(&mut *self.tasks.borrow_mut());
         self.options.borrow_mut().clear();
-        eprintln!(
+        let line = format!(
             "fibra: {} green threads could not finish unwinding at the end of the runtime \
              (each is parked and nothing can wake it); they are abandoned, with the \
              rest of their destructors",
             left.len()
         );
+        report(Report::Abandoned, self.monitor.to_stderr, &line);
         left.into_iter().for_each(|(_, task)| abandon(task));
     }
 
@@ -1322,6 +1348,26 @@ impl Scheduler {
 }
 
 impl Scheduler {
+    /// Its threads alive, those ready to run, and its armed timers, now.
+    pub(super) fn gauges(&self) -> (u64, u64, u64) {
+        (
+            self.tasks.borrow().len() as u64,
+            self.queue.borrow().len() as u64,
+            self.timers.borrow().armed() as u64,
+        )
+    }
+
+    /// Publishes [`gauges`](Self::gauges) for other OS threads' metrics
+    /// (once per pass of the loop).
+    #[inline]
+    fn publish_gauges(&self) {
+        let (alive, ready, timers) = self.gauges();
+        let counters = &self.monitor.counters;
+        counters.alive.set(alive);
+        counters.ready.set(ready);
+        counters.timers_armed.set(timers);
+    }
+
     /// This runtime as other OS threads see it.
     pub(super) fn monitor(&self) -> &Arc<Monitor> {
         &self.monitor

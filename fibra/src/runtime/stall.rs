@@ -29,9 +29,19 @@
 //! again.)
 
 use super::registry::{self, Monitor, lock};
+use super::report::{Report, report};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+pub(crate) use linux::OsThread;
+#[cfg(not(target_os = "linux"))]
+mod other;
+#[cfg(not(target_os = "linux"))]
+pub(crate) use other::OsThread;
 
 /// The environment variable that sets the threshold, in milliseconds (0 turns
 /// the detector off), for runtimes whose [`Builder`](super::Builder) does not.
@@ -220,12 +230,16 @@ fn check(monitor: &Monitor, sample: &mut Sample, now: Instant) {
         monitor.green_thread(running),
         monitor.os_thread()
     );
-    eprintln!(
-        "fibra: {who} has run for {} ms without parking or yielding; the other green \
-         threads of its runtime cannot run meanwhile (a blocking call? use \
+    let doing = monitor
+        .os_thread_doing()
+        .map_or_else(String::new, |doing| format!(", and its OS thread is {doing}"));
+    let line = format!(
+        "fibra: {who} has run for {} ms without parking or yielding{doing}; the other \
+         green threads of its runtime cannot run meanwhile (a blocking call? use \
          fibra::blocking; a long computation? call fibra::runtime::yield_now now and then)",
         held.as_millis()
     );
+    report(Report::Stall, monitor.to_stderr, &line);
     *lock(&monitor.stall_since) = Some((who, sample.since));
     monitor.stalled.store(true, Release);
 }
@@ -238,9 +252,10 @@ pub(super) fn ended(monitor: &Monitor) {
         return;
     }
     if let Some((who, since)) = lock(&monitor.stall_since).take() {
-        eprintln!(
+        let line = format!(
             "fibra: {who} parked or yielded after {} ms",
             since.elapsed().as_millis()
         );
+        report(Report::StallEnded, monitor.to_stderr, &line);
     }
 }
