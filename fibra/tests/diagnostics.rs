@@ -225,9 +225,11 @@ fn child_process() {
         Ok("std_sleep") => fibra::run(|| {
             let sleeper = ThreadBuilder::new()
                 .name("sleeper")
-                .spawn(|| loop {
-                    // Blocks the OS thread: the parent kills this child.
-                    std::thread::sleep(Duration::from_secs(1));
+                .spawn(|| {
+                    loop {
+                        // Blocks the OS thread: the parent kills this child.
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
                 })
                 .unwrap();
             let _ = sleeper.join();

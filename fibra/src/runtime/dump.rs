@@ -275,7 +275,8 @@ pub struct Frame {
 /// are the same are printed once, as a group with their ids (as `pprof`'s
 /// goroutine profile does), so a dump of 100,000 threads parked in a few
 /// places stays a few screens long. A runtime that held its OS thread through
-/// the dump reads `busy running green thread 'name' (#N) for at least T ms`.
+/// the dump reads `busy running green thread 'name' (#N) for at least T ms`,
+/// and on Linux what its OS thread is doing (as the stall line says it).
 ///
 /// Last come the Ractors, by id: the worker each lives on (its index in
 /// its pool, and its OS thread), its body's green thread there (named `ractor

@@ -6,9 +6,11 @@
 //! it with a relaxed load and store (no read-modify-write, no fence); readers
 //! load it relaxed. So a count costs the path that makes it a load and a
 //! store, and a reader sees each counter as it was a moment ago — counters
-//! read together are not one instant's, and a reader on another OS thread
-//! sees the gauges (threads alive, ready, parked; timers armed) as of the
-//! runtime's last pass of its loop.
+//! read together are not one instant's. The gauges (threads alive, ready,
+//! parked; timers armed) are exact for the runtime's own threads; the
+//! runtime publishes them for other OS threads when its loop finds nothing
+//! ready to run (before it may sleep), every 64 passes of a busy loop, and
+//! when it ends, so a reader there sees them as of then.
 
 use super::handle::Handle;
 use super::registry::Monitor;
@@ -194,9 +196,10 @@ pub fn metrics() -> RuntimeMetrics {
 
 impl Handle {
     /// The metrics of this handle's runtime, from any OS thread, read
-    /// without stopping it (see [`RuntimeMetrics`]; the gauges are as of
-    /// its last pass of its loop). After the runtime has ended, its last
-    /// counts.
+    /// without stopping it (see [`RuntimeMetrics`]; from another OS thread
+    /// the gauges are as of the runtime's last look: when it last ran out of
+    /// ready threads, or at most 64 passes of its loop ago). After the
+    /// runtime has ended, its last counts.
     pub fn metrics(&self) -> RuntimeMetrics {
         let monitor = self.monitor();
         let c = &monitor.counters;
@@ -244,4 +247,3 @@ fn fill_gauges(metrics: &mut RuntimeMetrics, alive: u64, ready: u64, timers: u64
     metrics.green_threads_parked = alive.saturating_sub(ready + u64::from(running));
     metrics.timers_armed = timers;
 }
-

@@ -66,6 +66,15 @@
 //! panicking thread's run, until it parks, yields or ends (a hook set later
 //! replaces the wrapper, and that time counts again).
 //!
+//! On Linux the line also says what the OS thread is doing, read from
+//! `/proc/self/task/TID/syscall` when the line is written: "blocked in futex
+//! (a std lock, condvar or channel?)", "blocked in clock_nanosleep
+//! (std::thread::sleep?)", "blocked in read on fd 7, socket:[81723] (a
+//! blocking socket or file?)", "blocked in wait4 (Command::output, status or
+//! wait?)", or "running (not in a system call)" for a long computation; a
+//! [`dump`]'s line for a busy runtime says the same. The lines can go to
+//! `tracing` or `log` instead of stderr: see [`Builder::report_to_stderr`].
+//!
 //! # The end of a runtime
 //!
 //! [`run`] returns when its first green thread returns (as a Ruby program ends
@@ -219,9 +228,9 @@ pub(crate) mod deadline;
 mod dump;
 mod dump_signal;
 mod green_local;
-mod metrics;
 mod handle;
 mod join;
+mod metrics;
 pub(crate) mod reactor;
 mod registry;
 mod remote;
@@ -451,6 +460,7 @@ impl Builder {
             .err()
             .map(|deadlock| (deadlock, dump::of_own(&scheduler)));
         scheduler.shutdown();
+        scheduler.publish_gauges();
         if let Some((deadlock, dump)) = deadlocked {
             let report = format!(
                 "fibra: deadlock: all {} green threads are parked and nothing can wake one \

@@ -904,7 +904,6 @@ impl Scheduler {
                 self.wake_owed();
             }
             self.monitor.in_loop();
-            self.publish_gauges();
             if self.monitor.stalled.load(Relaxed) {
                 stall::ended(&self.monitor);
             }
@@ -923,6 +922,7 @@ impl Scheduler {
             } else {
                 let now = Instant::now();
                 self.clock.set(now);
+                self.publish_gauges();
                 let next = self.timers.borrow().next_timeout(now);
                 if next.is_none()
                     && !self.reactor.has_waiters()
@@ -1138,6 +1138,7 @@ impl Scheduler {
         self.monitor.counters.passes.add(1);
         if passes.is_multiple_of(CLOCK_EVERY) {
             self.clock.set(Instant::now());
+            self.publish_gauges();
         }
     }
 
@@ -1357,10 +1358,10 @@ impl Scheduler {
         )
     }
 
-    /// Publishes [`gauges`](Self::gauges) for other OS threads' metrics
-    /// (once per pass of the loop).
-    #[inline]
-    fn publish_gauges(&self) {
+    /// Publishes [`gauges`](Self::gauges) for other OS threads' metrics:
+    /// when the loop finds nothing ready (before it may sleep), every
+    /// [`CLOCK_EVERY`] passes of a busy loop, and at the end.
+    pub(super) fn publish_gauges(&self) {
         let (alive, ready, timers) = self.gauges();
         let counters = &self.monitor.counters;
         counters.alive.set(alive);

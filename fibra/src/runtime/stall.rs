@@ -230,9 +230,9 @@ fn check(monitor: &Monitor, sample: &mut Sample, now: Instant) {
         monitor.green_thread(running),
         monitor.os_thread()
     );
-    let doing = monitor
-        .os_thread_doing()
-        .map_or_else(String::new, |doing| format!(", and its OS thread is {doing}"));
+    let doing = monitor.os_thread_doing().map_or_else(String::new, |doing| {
+        format!(", and its OS thread is {doing}")
+    });
     let line = format!(
         "fibra: {who} has run for {} ms without parking or yielding{doing}; the other \
          green threads of its runtime cannot run meanwhile (a blocking call? use \

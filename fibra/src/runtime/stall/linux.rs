@@ -2,6 +2,16 @@
 //! sees it, on Linux: the system call it is in, from
 //! `/proc/self/task/TID/syscall`, and for a call on a file descriptor what
 //! that descriptor is (`/proc/self/fd/N`: a socket, a pipe, a file's path).
+//!
+//! The watchdog reads these files only when it reports a stall (or a dump
+//! finds a runtime busy): nothing on the runtime's own thread changes. It
+//! does not sample the thread's instruction pointer to name the user's
+//! frame: that takes a signal sent to the runtime's thread, which would
+//! interrupt the very system call it reports (a call not restarted returns
+//! `EINTR` to code that may not retry it), compete with the program's own
+//! handler for that signal, and need a walk of the stack from a signal
+//! handler; the system call, the file descriptor and the green thread's
+//! name say where to look without changing what the program does.
 
 use std::fs;
 
@@ -150,7 +160,10 @@ mod tests {
             describe("running\n", no_fd),
             "running (not in a system call)"
         );
-        assert_eq!(describe("-1 0x7ffd0 0x7f000\n", no_fd), "not in a system call");
+        assert_eq!(
+            describe("-1 0x7ffd0 0x7f000\n", no_fd),
+            "not in a system call"
+        );
         assert!(describe(&line(libc::SYS_futex, "0x55d0"), no_fd).contains("futex (a std lock"));
         assert!(
             describe(&line(libc::SYS_clock_nanosleep, "0x0"), no_fd)
@@ -158,7 +171,9 @@ mod tests {
         );
         assert!(describe(&line(libc::SYS_wait4, "0x1f"), no_fd).contains("Command::output"));
         assert_eq!(
-            describe(&line(libc::SYS_read, "0x7"), |fd| Some(format!("pipe:[{fd}]"))),
+            describe(&line(libc::SYS_read, "0x7"), |fd| Some(format!(
+                "pipe:[{fd}]"
+            ))),
             "blocked in read on fd 7, pipe:[7] (a blocking socket or file?)"
         );
         assert_eq!(
