@@ -182,11 +182,42 @@ mod tests {
         );
     }
 
+    /// What `/proc` says of an OS thread that `block` blocks, once it does
+    /// (the first answer that contains `wanted`, or the last after 30 s).
+    fn seen_blocked(block: impl FnOnce() + Send + 'static, wanted: &str) -> String {
+        let (tid, told) = std::sync::mpsc::channel();
+        let _blocked = std::thread::spawn(move || {
+            tid.send(OsThread::current()).unwrap();
+            block();
+        });
+        let thread = told.recv().unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let doing = thread.doing().expect("/proc is mounted");
+            if doing.contains(wanted) || std::time::Instant::now() > until {
+                return doing;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
     #[test]
     #[cfg_attr(miri, ignore = "reads /proc")]
-    fn reads_its_own_thread() {
-        // This thread is running as it reads its own file.
-        let doing = OsThread::current().doing().expect("/proc is mounted");
-        assert_eq!(doing, "running (not in a system call)");
+    fn reads_a_thread_blocked_on_a_std_channel() {
+        let (keep, rx) = std::sync::mpsc::channel::<()>();
+        let doing = seen_blocked(move || drop(rx.recv()), "futex");
+        assert_eq!(doing, "blocked in futex (a std lock, condvar or channel?)");
+        drop(keep);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "reads /proc")]
+    fn reads_a_thread_blocked_on_a_socket() {
+        use std::io::Read;
+        let (mut theirs, ours) = std::os::unix::net::UnixStream::pair().unwrap();
+        let doing = seen_blocked(move || drop(theirs.read(&mut [0]).unwrap()), "socket:[");
+        assert!(doing.contains(", socket:["), "{doing}");
+        assert!(doing.ends_with("(a blocking socket or file?)"), "{doing}");
+        drop(ours);
     }
 }
