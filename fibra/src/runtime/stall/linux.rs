@@ -205,7 +205,12 @@ mod tests {
     #[cfg_attr(miri, ignore = "reads /proc")]
     fn reads_a_thread_blocked_on_a_std_channel() {
         let (keep, rx) = std::sync::mpsc::channel::<()>();
-        let doing = seen_blocked(move || drop(rx.recv()), "futex");
+        let doing = seen_blocked(
+            move || {
+                let _ = rx.recv();
+            },
+            "futex",
+        );
         assert_eq!(doing, "blocked in futex (a std lock, condvar or channel?)");
         drop(keep);
     }
@@ -215,7 +220,12 @@ mod tests {
     fn reads_a_thread_blocked_on_a_socket() {
         use std::io::Read;
         let (mut theirs, ours) = std::os::unix::net::UnixStream::pair().unwrap();
-        let doing = seen_blocked(move || drop(theirs.read(&mut [0]).unwrap()), "socket:[");
+        let doing = seen_blocked(
+            move || {
+                let _ = theirs.read(&mut [0]);
+            },
+            "socket:[",
+        );
         assert!(doing.contains(", socket:["), "{doing}");
         assert!(doing.ends_with("(a blocking socket or file?)"), "{doing}");
         drop(ours);
