@@ -48,6 +48,15 @@ fn recv_outside_a_runtime() {
     let _ = rx.recv();
 }
 
+/// The line where the child waits for a write lock outside a runtime.
+const WRITE_LINE: u32 = line!() + 5;
+
+fn write_lock_outside_a_runtime() {
+    let lock = fibra::sync::RwLock::new(0);
+    let _reading = lock.read();
+    let _ = lock.write();
+}
+
 #[inline(never)]
 fn waits_for_a_message_nobody_sends(rx: &channel::Receiver<u32>) -> u32 {
     rx.recv().unwrap_or(0)
@@ -79,6 +88,21 @@ fn a_channel_receive_outside_a_runtime_points_at_the_caller() {
     );
     assert!(
         stderr.contains("fibra::sync::channel::Receiver::recv called outside a fibra runtime"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_lock_wait_outside_a_runtime_points_at_the_caller() {
+    let out = child("write_outside", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("tests/diagnostics.rs:{WRITE_LINE}")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("fibra::sync::RwLock::write called outside a fibra runtime"),
         "{stderr}"
     );
 }
@@ -198,6 +222,7 @@ fn child_process() {
     match std::env::var(CHILD).as_deref() {
         Ok("spawn_outside") => spawn_outside_a_runtime(),
         Ok("recv_outside") => recv_outside_a_runtime(),
+        Ok("write_outside") => write_lock_outside_a_runtime(),
         Ok("nested_run") => fibra::run(|| fibra::run(|| ())),
         Ok("deadlock") => fibra::run(|| {
             let (tx, rx) = channel::unbounded::<u32>();
