@@ -100,3 +100,14 @@ fn another_os_thread_reads_a_running_runtime() {
     assert!(last.spawns >= 200, "{last:?}");
     assert!(last.switches >= 200, "{last:?}");
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "runs Ractors")]
+fn a_ractor_worker_counts_its_ractors() {
+    use fibra::ractor::{Context, Pool};
+    let pool = Pool::new(1);
+    // The only Ractor on the only worker, still running as it asks.
+    let counted = pool.spawn(|_: &Context<(), ()>| runtime::metrics().ractors_alive);
+    assert_eq!(counted.join().unwrap(), 1);
+    fibra::run(|| assert_eq!(runtime::metrics().ractors_alive, 0));
+}
