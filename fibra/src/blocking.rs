@@ -121,6 +121,14 @@ impl Pool {
         }
     }
 
+    /// How many pool threads run a job now, and how many jobs wait for one
+    /// (for [`metrics`](crate::runtime::metrics())).
+    pub(crate) fn load(&self) -> (u64, u64) {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let busy = state.threads.saturating_sub(state.idle);
+        (busy as u64, state.queue.len() as u64)
+    }
+
     /// A pool thread's life: take jobs until idle for too long.
     fn serve(&self) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);

@@ -8,7 +8,10 @@ mod support;
 
 use fibra::runtime::ThreadBuilder;
 use fibra::sync::channel;
-use std::process::Output;
+use std::io::{BufRead, BufReader};
+use std::process::{Output, Stdio};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
 
 const CHILD: &str = "FIBRA_DIAGNOSTICS_CHILD";
 
@@ -43,6 +46,15 @@ const RECV_LINE: u32 = line!() + 4;
 fn recv_outside_a_runtime() {
     let (_tx, rx) = channel::unbounded::<u32>();
     let _ = rx.recv();
+}
+
+/// The line where the child waits for a write lock outside a runtime.
+const WRITE_LINE: u32 = line!() + 5;
+
+fn write_lock_outside_a_runtime() {
+    let lock = fibra::sync::RwLock::new(0);
+    let _reading = lock.read();
+    let _ = lock.write();
 }
 
 #[inline(never)]
@@ -81,6 +93,21 @@ fn a_channel_receive_outside_a_runtime_points_at_the_caller() {
 }
 
 #[test]
+fn a_lock_wait_outside_a_runtime_points_at_the_caller() {
+    let out = child("write_outside", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("tests/diagnostics.rs:{WRITE_LINE}")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("fibra::sync::RwLock::write called outside a fibra runtime"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_nested_run_points_at_the_caller() {
     let out = child("nested_run", &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -106,6 +133,75 @@ fn a_deadlock_panic_lists_where_each_thread_waits() {
     );
 }
 
+/// Runs the child `which` with no stall setting (the default threshold
+/// applies) and returns its stderr up to the first line that contains every
+/// one of `wanted`, then kills it; or, if it ends or a minute passes first,
+/// all it wrote by then.
+fn child_until(which: &str, wanted: &[&str]) -> String {
+    let mut child = support::target_command(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, which)
+        .env_remove("FIBRA_STALL_MS")
+        .env_remove("FIBRA_STDERR")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (lines, seen) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut all = String::new();
+    let until = Instant::now() + Duration::from_secs(60);
+    while let Ok(line) = seen.recv_timeout(until.saturating_duration_since(Instant::now())) {
+        all.push_str(&line);
+        all.push('\n');
+        if wanted.iter().all(|w| line.contains(w)) {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    all
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_stall_in_std_thread_sleep_is_named_with_no_setting() {
+    let stderr = child_until("std_sleep", &["without parking or yielding"]);
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("without parking or yielding"))
+        .unwrap_or_else(|| panic!("no stall line: {stderr}"));
+    assert!(line.contains("green thread 'sleeper'"), "{line}");
+    assert!(line.contains("nanosleep (std::thread::sleep?)"), "{line}");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_std_mutex_held_across_a_park_is_named_as_a_futex_wait() {
+    let stderr = child_until("std_mutex", &["without parking or yielding"]);
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("without parking or yielding"))
+        .unwrap_or_else(|| panic!("no stall line: {stderr}"));
+    assert!(line.contains("green thread 'second'"), "{line}");
+    assert!(
+        line.contains("blocked in futex (a std lock, condvar or channel?)"),
+        "{line}"
+    );
+}
+
 #[test]
 fn a_panicking_thread_printing_its_backtrace_is_not_a_stall() {
     let out = child("panic_with_backtrace", &[("RUST_BACKTRACE", "1")]);
@@ -126,6 +222,7 @@ fn child_process() {
     match std::env::var(CHILD).as_deref() {
         Ok("spawn_outside") => spawn_outside_a_runtime(),
         Ok("recv_outside") => recv_outside_a_runtime(),
+        Ok("write_outside") => write_lock_outside_a_runtime(),
         Ok("nested_run") => fibra::run(|| fibra::run(|| ())),
         Ok("deadlock") => fibra::run(|| {
             let (tx, rx) = channel::unbounded::<u32>();
@@ -150,6 +247,33 @@ fn child_process() {
                     assert!(handler.join().is_err());
                 })
         }
+        Ok("std_sleep") => fibra::run(|| {
+            let sleeper = ThreadBuilder::new()
+                .name("sleeper")
+                .spawn(|| {
+                    loop {
+                        // Blocks the OS thread: the parent kills this child.
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                })
+                .unwrap();
+            let _ = sleeper.join();
+        }),
+        Ok("std_mutex") => fibra::run(|| {
+            let lock = Arc::new(std::sync::Mutex::new(()));
+            let held = lock.clone();
+            let first = fibra::spawn(move || {
+                let _guard = held.lock().unwrap();
+                // Parks holding a std lock: the next thread blocks the OS
+                // thread on it, so this one never runs again.
+                fibra::time::sleep(Duration::from_millis(10));
+            });
+            let second = ThreadBuilder::new()
+                .name("second")
+                .spawn(move || drop(lock.lock().unwrap()))
+                .unwrap();
+            let _ = (first.join(), second.join());
+        }),
         _ => {}
     }
 }

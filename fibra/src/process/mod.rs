@@ -203,10 +203,11 @@ impl Command {
     /// # Panics
     ///
     /// Outside a runtime.
+    #[track_caller]
     pub fn spawn(&mut self) -> io::Result<Child> {
         // A child belongs to a runtime, as a socket does: said before it
         // starts, piped or not, rather than at its first wait.
-        scheduler::current();
+        scheduler::current_for("fibra::process::Command::spawn");
         Child::from_std(self.std.spawn()?)
     }
 
@@ -223,6 +224,7 @@ impl Command {
     /// # Panics
     ///
     /// Outside a runtime.
+    #[track_caller]
     pub fn output(&mut self) -> io::Result<Output> {
         let [stdin, stdout, stderr] = self.set.map(|set| !set);
         if stdin {
@@ -258,6 +260,7 @@ impl Command {
     /// # Panics
     ///
     /// Outside a runtime.
+    #[track_caller]
     pub fn status(&mut self) -> io::Result<ExitStatus> {
         self.spawn()?.wait()
     }

@@ -227,6 +227,10 @@ thread_local! {
 /// the Ractors still running) when the pool closes.
 fn dispatch(workers: Arc<[Worker]>, index: usize) {
     HOSTED.set(Some((workers.clone(), index)));
+    let counted = workers.clone();
+    runtime::count_ractors_with(Box::new(move || {
+        counted[index].load.load(Ordering::Relaxed)
+    }));
     census::serve(describe_ractors);
     let worker = &workers[index];
     loop {

@@ -65,6 +65,10 @@ pub enum RuntimeState {
         name: Option<Arc<str>>,
         /// How long it has run, at least.
         for_at_least: Duration,
+        /// What its OS thread was doing when the dump gave up waiting, where
+        /// the OS can tell (Linux): "blocked in futex (a std lock, condvar
+        /// or channel?)", "running (not in a system call)".
+        os_thread_doing: Option<String>,
     },
 }
 
@@ -271,7 +275,8 @@ pub struct Frame {
 /// are the same are printed once, as a group with their ids (as `pprof`'s
 /// goroutine profile does), so a dump of 100,000 threads parked in a few
 /// places stays a few screens long. A runtime that held its OS thread through
-/// the dump reads `busy running green thread 'name' (#N) for at least T ms`.
+/// the dump reads `busy running green thread 'name' (#N) for at least T ms`,
+/// and on Linux what its OS thread is doing (as the stall line says it).
 ///
 /// Last come the Ractors, by id: the worker each lives on (its index in
 /// its pool, and its OS thread), its body's green thread there (named `ractor
@@ -503,6 +508,7 @@ fn ask(monitor: &Monitor) -> Result<Arc<Section>, RuntimeState> {
                     thread,
                     name: thread.and_then(|t| monitor.name_of(t)),
                     for_at_least: monitor.held_for().max(asked_at.elapsed()),
+                    os_thread_doing: monitor.os_thread_doing(),
                 });
             }
             Answer::Asked => {
@@ -656,16 +662,20 @@ impl fmt::Display for Dump {
                     thread,
                     name,
                     for_at_least,
+                    os_thread_doing,
                 } => {
                     let who = match (thread, name) {
                         (Some(id), Some(name)) => format!("green thread '{name}' (#{id})"),
                         (Some(id), None) => format!("green thread #{id}"),
                         (None, _) => "its own loop".to_owned(),
                     };
+                    let doing = os_thread_doing
+                        .as_ref()
+                        .map_or_else(String::new, |doing| format!("; the OS thread is {doing}"));
                     writeln!(
                         f,
                         "\nruntime on {os_thread}: busy running {who} for at least {} ms \
-                         (it has not parked or yielded, so nothing else there can run)",
+                         (it has not parked or yielded, so nothing else there can run){doing}",
                         for_at_least.as_millis()
                     )?;
                 }

@@ -2,6 +2,7 @@
 //! threads onto it from anywhere.
 
 use super::join;
+use super::registry::Monitor;
 use super::remote::{Errand, Remote};
 use super::remote_join::{Completion, RemoteJoinHandle};
 use super::scheduler::{self, Scheduler};
@@ -62,15 +63,23 @@ pub fn handle() -> Handle {
 pub struct Handle {
     remote: Arc<Remote>,
     runtime: u64,
+    /// What other OS threads read of the runtime (its metrics).
+    monitor: Arc<Monitor>,
 }
 
 impl Handle {
+    /// What other OS threads read of the runtime.
+    pub(super) fn monitor(&self) -> &Monitor {
+        &self.monitor
+    }
+
     /// A handle to the runtime running on this OS thread, or `None` outside
     /// one.
     pub fn try_current() -> Option<Handle> {
         scheduler::try_current().map(|scheduler| Handle {
             remote: scheduler.remote().clone(),
             runtime: scheduler.id().number(),
+            monitor: scheduler.monitor().clone(),
         })
     }
 

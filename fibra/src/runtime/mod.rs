@@ -50,9 +50,11 @@
 //! ```
 //!
 //! The thread is named by its [`ThreadBuilder::name`], else by its
-//! [`Thread::id`]. The detector is on in debug builds (100 ms) and off in
-//! release builds; [`Builder::stall_threshold`] or the environment variable
-//! `FIBRA_STALL_MS` (milliseconds, `0` for off) set it in any build. It costs
+//! [`Thread::id`]. The detector is on in every build: at 100 ms in debug
+//! builds and 1 s in release builds; [`Builder::stall_threshold`] or the
+//! environment variable `FIBRA_STALL_MS` (milliseconds) set another
+//! threshold, and turn it off: `FIBRA_STALL_MS=0`, or
+//! `Builder::stall_threshold(None)` for one runtime. It costs
 //! the switch between green threads no clock read: one watchdog OS thread per
 //! process samples a switch counter that each runtime keeps, every half
 //! threshold, so a stall is seen between one and one and a half thresholds
@@ -63,6 +65,15 @@
 //! panic hook in place when it starts, and does not count the rest of the
 //! panicking thread's run, until it parks, yields or ends (a hook set later
 //! replaces the wrapper, and that time counts again).
+//!
+//! On Linux the line also says what the OS thread is doing, read from
+//! `/proc/self/task/TID/syscall` when the line is written: "blocked in futex
+//! (a std lock, condvar or channel?)", "blocked in clock_nanosleep
+//! (std::thread::sleep?)", "blocked in read on fd 7, socket:[81723] (a
+//! blocking socket or file?)", "blocked in wait4 (Command::output, status or
+//! wait?)", or "running (not in a system call)" for a long computation; a
+//! [`dump`]'s line for a busy runtime says the same. The lines can go to
+//! `tracing` or `log` instead of stderr: see [`Builder::report_to_stderr`].
 //!
 //! # The end of a runtime
 //!
@@ -145,12 +156,14 @@ mod dump_signal;
 mod green_local;
 mod handle;
 mod join;
+mod metrics;
 pub(crate) mod reactor;
 mod registry;
 mod remote;
 #[cfg(all(test, fibra_loom))]
 pub(crate) use remote::model_check;
 mod remote_join;
+mod report;
 mod ring;
 pub(crate) mod scheduler;
 mod scope;
@@ -174,6 +187,7 @@ pub use green_local::{AccessError, LocalKey};
 pub use handle::{Handle, SpawnError, handle};
 pub(crate) use join::spawn_detached;
 pub use join::{JoinError, JoinHandle, spawn};
+pub use metrics::{RuntimeMetrics, metrics};
 pub use remote::Unparker;
 pub use remote_join::RemoteJoinHandle;
 pub use scheduler::Cancelled;
@@ -220,6 +234,8 @@ pub struct Builder {
     /// `None`: not set here (the environment or the default decides).
     stall_threshold: Option<Option<Duration>>,
     compact_after: Option<Duration>,
+    /// `None`: not set here (the environment or the default decides).
+    report_to_stderr: Option<bool>,
 }
 
 impl Default for Builder {
@@ -235,7 +251,30 @@ impl Builder {
             stack_size: DEFAULT_STACK_SIZE,
             stall_threshold: None,
             compact_after: None,
+            report_to_stderr: None,
         }
+    }
+
+    /// Whether this runtime writes its reports — the [stall](self#stalls)
+    /// lines, the deadlock report, the line about green threads abandoned
+    /// at its end — to stderr. Without this call, the environment variable
+    /// `FIBRA_STDERR` decides (`0` is off), and without it they are written.
+    ///
+    /// With the cargo feature `tracing` each report is also a `tracing`
+    /// event, and with `log` a `log` record, with the target `fibra` (a
+    /// stall at `WARN`, its end at `INFO`, a deadlock at `ERROR`, abandoned
+    /// threads at `WARN`; the `tracing` events have a `kind` field:
+    /// `"stall"`, `"stall_ended"`, `"deadlock"`, `"abandoned"`): a program
+    /// that sends those to its logs may turn the stderr lines off. (A
+    /// deadlock still panics, and its panic message still lists the dump.)
+    ///
+    /// ```
+    /// let quiet = fibra::runtime::Builder::new().report_to_stderr(false);
+    /// quiet.run(|| std::thread::sleep(std::time::Duration::from_millis(10)));
+    /// ```
+    pub fn report_to_stderr(mut self, on: bool) -> Builder {
+        self.report_to_stderr = Some(on);
+        self
     }
 
     /// How long a green thread may run without parking or yielding before
@@ -244,7 +283,7 @@ impl Builder {
     ///
     /// Without this call, the environment variable `FIBRA_STALL_MS` decides
     /// (milliseconds; `0` is off), and without it the build: 100 ms in a debug
-    /// build, off in a release build.
+    /// build, 1 s in a release build.
     ///
     /// ```
     /// use std::time::Duration;
@@ -334,6 +373,7 @@ impl Builder {
             Scheduler::new(
                 self.stack_size,
                 stall::threshold(self.stall_threshold),
+                report::to_stderr(self.report_to_stderr),
                 self.compact_after,
             )
             .unwrap_or_else(|err| panic!("fibra: cannot start a runtime: {err}")),
@@ -346,13 +386,17 @@ impl Builder {
             .err()
             .map(|deadlock| (deadlock, dump::of_own(&scheduler)));
         scheduler.shutdown();
+        scheduler.publish_gauges();
         if let Some((deadlock, dump)) = deadlocked {
-            panic!(
+            let report = format!(
                 "fibra: deadlock: all {} green threads are parked and nothing can wake one \
                  (no timer, no socket, no Unparker held by another OS thread); where each \
                  waits:\n\n{dump}",
                 deadlock.parked
             );
+            // The panic prints it on stderr: the event only.
+            report::report(report::Report::Deadlock, false, &report);
+            panic!("{report}");
         }
         match main.join() {
             Ok(value) => value,
@@ -402,6 +446,16 @@ pub fn timer_entries() -> usize {
 /// Outside a runtime.
 pub(crate) fn describe_ractors_with(describe: DescribeRactors) {
     scheduler::current().describe_ractors_with(describe);
+}
+
+/// Makes this runtime's [metrics](metrics()) count its Ractors with `count`
+/// (a Ractor worker's dispatcher calls it).
+///
+/// # Panics
+///
+/// Outside a runtime.
+pub(crate) fn count_ractors_with(count: Box<dyn Fn() -> usize + Send + Sync>) {
+    scheduler::current().monitor().count_ractors_with(count);
 }
 
 /// The green thread that calls it.

@@ -9,12 +9,14 @@
 //! abandoned at the end, still holds its scheduler).
 
 use super::dump::Request;
+use super::metrics::Counters;
 use super::remote::Remote;
+use super::stall::OsThread;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
@@ -26,6 +28,17 @@ static RUNTIMES: Mutex<Vec<Weak<Monitor>>> = Mutex::new(Vec::new());
 pub(crate) struct Monitor {
     /// The OS thread the runtime runs on.
     pub(super) thread: Thread,
+    /// The same, as the OS names it: what the watchdog asks what the thread
+    /// is doing (see `stall::OsThread`).
+    os_thread: OsThread,
+    /// Whether the runtime's reports go to stderr (see `report`).
+    pub(super) to_stderr: bool,
+    /// Its [metrics](super::metrics()), written by its own OS thread.
+    pub(super) counters: Counters,
+    /// When it started (its busy time is the rest of the time since).
+    pub(super) started: Instant,
+    /// Counts the Ractors placed on it, if it is a Ractor worker.
+    ractors: OnceLock<Box<dyn Fn() -> usize + Send + Sync>>,
     /// How many times the runtime has resumed a green thread: the switch
     /// epoch. Unchanged between two samples while a thread is running means
     /// that thread held the OS thread all along.
@@ -66,10 +79,16 @@ impl Monitor {
     /// dropped.
     pub(super) fn register(
         stall_threshold: Option<Duration>,
+        to_stderr: bool,
         remote: Weak<Remote>,
     ) -> Arc<Monitor> {
         let monitor = Arc::new(Monitor {
             thread: thread::current(),
+            os_thread: OsThread::current(),
+            to_stderr,
+            counters: Counters::default(),
+            started: Instant::now(),
+            ractors: OnceLock::new(),
             switches: AtomicU64::new(0),
             running: AtomicU64::new(0),
             panicked_in: AtomicU64::new(0),
@@ -176,6 +195,23 @@ impl Monitor {
     /// The name of thread `serial`, if it has one and is alive.
     pub(super) fn name_of(&self, serial: u64) -> Option<Arc<str>> {
         lock(&self.names).get(&serial).cloned()
+    }
+
+    /// What the runtime's OS thread is doing now ("blocked in futex (a std
+    /// lock, condvar or channel?)"), where the OS can tell.
+    pub(super) fn os_thread_doing(&self) -> Option<String> {
+        self.os_thread.doing()
+    }
+
+    /// Makes the metrics count the Ractors on this runtime with `count` (a
+    /// Ractor worker's, once).
+    pub(super) fn count_ractors_with(&self, count: Box<dyn Fn() -> usize + Send + Sync>) {
+        let _ = self.ractors.set(count);
+    }
+
+    /// The Ractors placed on this runtime and not finished.
+    pub(super) fn ractors_alive(&self) -> u64 {
+        self.ractors.get().map_or(0, |count| count() as u64)
     }
 
     /// "OS thread 'name'", or "OS thread ThreadId(n)" for an unnamed one.

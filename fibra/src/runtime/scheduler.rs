@@ -32,10 +32,12 @@
 use super::deadline::{Deadline, Deadlines};
 use super::dump::{DescribeRactors, RawThread, Section, ThreadState};
 use super::green_local::Slots;
+use super::metrics::Counter;
 use super::reactor::Reactor;
 use super::registry::Monitor;
 use super::remote::{Outside, Remote, Unparker};
 use super::remote_join::RemoteJoins;
+use super::report::{Report, report};
 use super::stack_trace;
 use super::stall;
 use super::task::{Body, Cancel, Code, Options, State, Task, TaskId};
@@ -381,13 +383,14 @@ impl Scheduler {
     pub(super) fn new(
         stack_size: usize,
         stall_threshold: Option<Duration>,
+        to_stderr: bool,
         compact_after: Option<Duration>,
     ) -> io::Result<Scheduler> {
         let (reactor, waker) = Reactor::new()?;
         let remote = Arc::new(Remote::new(waker));
         Ok(Scheduler {
             id: RuntimeId(STARTED.fetch_add(1, Relaxed)),
-            monitor: Monitor::register(stall_threshold, Arc::downgrade(&remote)),
+            monitor: Monitor::register(stall_threshold, to_stderr, Arc::downgrade(&remote)),
             switches: Cell::new(0),
             options: RefCell::new(HashMap::new()),
             clock: Cell::new(Instant::now()),
@@ -418,6 +421,7 @@ impl Scheduler {
         let serial = self.next_serial.get() + 1;
         self.next_serial.set(serial);
         let has_options = options.is_some();
+        let name = options.as_ref().and_then(|o| o.name.clone());
         #[cfg(feature = "tracing")]
         let mut span = None;
         if let Some(mut options) = options {
@@ -435,6 +439,7 @@ impl Scheduler {
             compacted: None,
             code: Code::Unstarted(body),
             has_options,
+            name,
             state: State::Runnable,
             notified: false,
             cancel: Cancel::No,
@@ -447,6 +452,7 @@ impl Scheduler {
         });
         let id = TaskId { index, serial };
         self.queue.borrow_mut().push_back(id);
+        self.monitor.counters.spawns.add(1);
         id
     }
 
@@ -533,6 +539,13 @@ impl Scheduler {
     /// if it is finished or abandoned): the reactor then hands a socket's
     /// readiness to the next waiter instead.
     pub(crate) fn try_wake(&self, task: TaskId) -> bool {
+        self.wake_counted(task, &self.monitor.counters.local_wakes)
+    }
+
+    /// [`try_wake`](Self::try_wake), counting in `wakes` the wake of a
+    /// parked thread.
+    #[inline(always)]
+    fn wake_counted(&self, task: TaskId, wakes: &Counter) -> bool {
         let mut tasks = self.tasks.borrow_mut();
         let Some(entry) = tasks
             .get_mut(task.index)
@@ -546,6 +559,7 @@ impl Scheduler {
             State::Parked => {
                 entry.state = State::Runnable;
                 self.queue.borrow_mut().push_back(task);
+                wakes.add(1);
             }
             State::Running => entry.notified = true,
             State::Runnable => {}
@@ -611,7 +625,11 @@ impl Scheduler {
             entry.state = state;
             if state == State::Runnable {
                 self.queue.borrow_mut().push_back(task);
-            } else if self.compact_after.is_some() {
+                self.monitor.counters.yields.add(1);
+            } else {
+                self.monitor.counters.parks.add(1);
+            }
+            if state == State::Parked && self.compact_after.is_some() {
                 entry.parks = entry.parks.wrapping_add(1);
                 // A thread that lends part of its stack (see `lend`) is
                 // never compacted: its park is not even queued.
@@ -904,6 +922,7 @@ impl Scheduler {
             } else {
                 let now = Instant::now();
                 self.clock.set(now);
+                self.publish_gauges();
                 let next = self.timers.borrow().next_timeout(now);
                 if next.is_none()
                     && !self.reactor.has_waiters()
@@ -1090,12 +1109,19 @@ impl Scheduler {
         } else {
             Some(Duration::ZERO)
         };
+        let counters = &self.monitor.counters;
+        let slept_at = asleep.then(Instant::now);
         self.reactor
-            .poll(timeout, |task| self.try_wake(task))
+            .poll(timeout, |task| {
+                counters.reactor_events.add(1);
+                self.try_wake(task)
+            })
             .unwrap_or_else(|err| {
                 panic!("fibra: the IO reactor failed: {err}");
             });
-        if asleep {
+        if let Some(slept_at) = slept_at {
+            let nanos = u64::try_from(slept_at.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            counters.idle_nanos.add(nanos);
             self.remote.woke_up();
         }
         asleep
@@ -1109,8 +1135,10 @@ impl Scheduler {
     fn tick(&self) {
         let passes = self.passes.get().wrapping_add(1);
         self.passes.set(passes);
+        self.monitor.counters.passes.add(1);
         if passes.is_multiple_of(CLOCK_EVERY) {
             self.clock.set(Instant::now());
+            self.publish_gauges();
         }
     }
 
@@ -1123,7 +1151,7 @@ impl Scheduler {
             if task == TaskId::ERRANDS {
                 errands = true;
             } else {
-                self.wake(task);
+                self.wake_counted(task, &self.monitor.counters.remote_wakes);
             }
         });
         if errands {
@@ -1172,7 +1200,6 @@ impl Scheduler {
         // thread is switched into to run its code.
         #[cfg(feature = "tracing")]
         let span: Option<Box<tracing::Span>>;
-        let has_options;
         let fiber = {
             let mut tasks = self.tasks.borrow_mut();
             let entry = match tasks.get_mut(task.index) {
@@ -1186,12 +1213,11 @@ impl Scheduler {
                 entry.compacted = None;
             }
             entry.state = State::Running;
-            has_options = entry.has_options;
             #[cfg(feature = "tracing")]
             {
                 span = entry.span.take();
             }
-            match &mut entry.code {
+            let fiber = match &mut entry.code {
                 Code::Started(fiber) => fiber.clone(),
                 Code::Unstarted(body) => {
                     // A closure that captures nothing takes no allocation to
@@ -1230,13 +1256,15 @@ impl Scheduler {
                         }
                     }
                 }
-            }
+            };
+            // Its name lives in the task until the thread has ended.
+            stack::switched_into(task.serial, entry.name.as_ref(), fiber.stack_range().end);
+            fiber
         };
         self.running.set(Some(task));
         let switches = self.switches.get() + 1;
         self.switches.set(switches);
         self.monitor.switched_into(switches, task.serial);
-        self.label_for_overflow(task, has_options, &fiber);
         let step = {
             #[cfg(feature = "tracing")]
             let _entered = span.as_deref().map(tracing::Span::enter);
@@ -1262,18 +1290,6 @@ impl Scheduler {
             }
             Err(err) => unreachable!("fibra: a runnable green thread could not be resumed: {err}"),
         }
-    }
-
-    /// Tells a stack-overflow report (`stack::label`) that `task` runs on
-    /// `fiber` from now on: its id, its name (kept in `options`, if it
-    /// `has_options`, until the thread has ended) and its stack.
-    #[inline]
-    fn label_for_overflow(&self, task: TaskId, has_options: bool, fiber: &Fiber) {
-        let options = has_options.then(|| self.options.borrow());
-        let name = options
-            .as_ref()
-            .and_then(|options| options.get(&task.serial)?.name.as_ref());
-        stack::switched_into(task.serial, name, fiber.stack_range().end);
     }
 
     /// Ends the runtime: from now on it takes no errand from another OS
@@ -1310,12 +1326,13 @@ impl Scheduler {
         }
         let left = std::mem::take(&mut *self.tasks.borrow_mut());
         self.options.borrow_mut().clear();
-        eprintln!(
+        let line = format!(
             "fibra: {} green threads could not finish unwinding at the end of the runtime \
              (each is parked and nothing can wake it); they are abandoned, with the \
              rest of their destructors",
             left.len()
         );
+        report(Report::Abandoned, self.monitor.to_stderr, &line);
         left.into_iter().for_each(|(_, task)| abandon(task));
     }
 
@@ -1332,6 +1349,26 @@ impl Scheduler {
 }
 
 impl Scheduler {
+    /// Its threads alive, those ready to run, and its armed timers, now.
+    pub(super) fn gauges(&self) -> (u64, u64, u64) {
+        (
+            self.tasks.borrow().len() as u64,
+            self.queue.borrow().len() as u64,
+            self.timers.borrow().armed() as u64,
+        )
+    }
+
+    /// Publishes [`gauges`](Self::gauges) for other OS threads' metrics:
+    /// when the loop finds nothing ready (before it may sleep), every
+    /// [`CLOCK_EVERY`] passes of a busy loop, and at the end.
+    pub(super) fn publish_gauges(&self) {
+        let (alive, ready, timers) = self.gauges();
+        let counters = &self.monitor.counters;
+        counters.alive.set(alive);
+        counters.ready.set(ready);
+        counters.timers_armed.set(timers);
+    }
+
     /// This runtime as other OS threads see it.
     pub(super) fn monitor(&self) -> &Arc<Monitor> {
         &self.monitor

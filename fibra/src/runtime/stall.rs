@@ -29,21 +29,42 @@
 //! again.)
 
 use super::registry::{self, Monitor, lock};
+use super::report::{Report, report};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+pub(crate) use linux::OsThread;
+#[cfg(not(target_os = "linux"))]
+mod other;
+#[cfg(not(target_os = "linux"))]
+pub(crate) use other::OsThread;
 
 /// The environment variable that sets the threshold, in milliseconds (0 turns
 /// the detector off), for runtimes whose [`Builder`](super::Builder) does not.
 pub(super) const ENV: &str = "FIBRA_STALL_MS";
 
 /// The threshold when neither the builder nor the environment sets one: on in
-/// debug builds, off in release builds.
-const DEFAULT: Option<Duration> = if cfg!(debug_assertions) {
-    Some(Duration::from_millis(100))
+/// every build, 100 ms in debug builds and 1 s in release builds.
+///
+/// On costs the switch nothing more than off: each runtime writes its switch
+/// count whether it is watched or not (two relaxed stores); what on adds is
+/// the watchdog thread, which wakes every half threshold (2 times a second
+/// in a release build) and reads two counters per runtime. 1 s in release:
+/// production servers see rare long system calls (a `std::fs` call on a
+/// slow disk, a DNS lookup) that are worth a line when they freeze every
+/// green thread for a second, and few lines when they do not; 100 ms in
+/// debug builds, where a test or a developer wants to hear of a blocking
+/// call early (a debug build runs 10–50 times slower, so a true stall takes
+/// longer there too).
+const DEFAULT: Option<Duration> = Some(if cfg!(debug_assertions) {
+    Duration::from_millis(100)
 } else {
-    None
-};
+    Duration::from_secs(1)
+});
 
 /// The threshold of a runtime: the builder's if it set one, else the
 /// environment's, else the default.
@@ -209,12 +230,16 @@ fn check(monitor: &Monitor, sample: &mut Sample, now: Instant) {
         monitor.green_thread(running),
         monitor.os_thread()
     );
-    eprintln!(
-        "fibra: {who} has run for {} ms without parking or yielding; the other green \
-         threads of its runtime cannot run meanwhile (a blocking call? use \
+    let doing = monitor.os_thread_doing().map_or_else(String::new, |doing| {
+        format!(", and its OS thread is {doing}")
+    });
+    let line = format!(
+        "fibra: {who} has run for {} ms without parking or yielding{doing}; the other \
+         green threads of its runtime cannot run meanwhile (a blocking call? use \
          fibra::blocking; a long computation? call fibra::runtime::yield_now now and then)",
         held.as_millis()
     );
+    report(Report::Stall, monitor.to_stderr, &line);
     *lock(&monitor.stall_since) = Some((who, sample.since));
     monitor.stalled.store(true, Release);
 }
@@ -227,9 +252,10 @@ pub(super) fn ended(monitor: &Monitor) {
         return;
     }
     if let Some((who, since)) = lock(&monitor.stall_since).take() {
-        eprintln!(
+        let line = format!(
             "fibra: {who} parked or yielded after {} ms",
             since.elapsed().as_millis()
         );
+        report(Report::StallEnded, monitor.to_stderr, &line);
     }
 }

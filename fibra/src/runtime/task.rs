@@ -110,6 +110,10 @@ pub(super) struct Task {
     pub(super) code: Code,
     /// Whether the scheduler keeps [`Options`] for this thread.
     pub(super) has_options: bool,
+    /// Its name, if it was given one (the same as its [`Options`]'): what a
+    /// stack-overflow report names it by, told at each switch into it
+    /// without a lookup (see `stack::label`).
+    pub(super) name: Option<Arc<str>>,
     pub(super) state: State,
     /// A wake-up that came while the thread was running: its next park returns
     /// at once instead of sleeping through it.

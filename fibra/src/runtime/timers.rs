@@ -109,6 +109,11 @@ impl Timers {
         self.armed.is_empty()
     }
 
+    /// How many timers are armed.
+    pub(super) fn armed(&self) -> usize {
+        self.armed.len()
+    }
+
     /// How many entries the heap holds, live or dead: what the timers cost in
     /// memory.
     pub(super) fn entries(&self) -> usize {

@@ -137,6 +137,7 @@ impl<T> OnceCell<T> {
     /// If `f` panics; if `f` asks this cell for its value (a reentrant
     /// initialisation, which would wait for itself); if it must wait and the
     /// caller is not a green thread.
+    #[track_caller]
     pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
         match self.get_or_try_init(|| Ok::<T, Infallible>(f())) {
             Ok(value) => value,
@@ -161,6 +162,7 @@ impl<T> OnceCell<T> {
     /// # Panics
     ///
     /// As [`get_or_init`](OnceCell::get_or_init).
+    #[track_caller]
     pub fn get_or_try_init<E>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<&T, E> {
         if let Some(value) = self.get() {
             return Ok(value);
@@ -194,8 +196,9 @@ impl<T> OnceCell<T> {
     /// Parks until the value is there (`false`) or the initialiser before
     /// failed and it is this thread's turn (`true`; the cell is then marked
     /// as initialised by `me`).
+    #[track_caller]
     fn wait_for_turn(&self, me: Owner) -> bool {
-        let scheduler = scheduler::current();
+        let scheduler = scheduler::current_for("fibra::sync::OnceCell::get_or_init");
         let key = self.init.borrow_mut().waiters.push_back(Waiter {
             sleeper: Sleeper::running(&scheduler),
             verdict: Verdict::Waiting,

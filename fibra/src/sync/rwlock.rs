@@ -82,6 +82,7 @@ impl<T: ?Sized> RwLock<T> {
     ///
     /// If it must wait and the caller is not a green thread. Unwinds if the
     /// calling thread is cancelled while it waits; it then holds no lock.
+    #[track_caller]
     pub fn read(&self) -> RwLockReadGuard<'_, T> {
         self.acquire(1, WaitReason::RwLockRead);
         self.read_guard()
@@ -94,6 +95,7 @@ impl<T: ?Sized> RwLock<T> {
     ///
     /// If it must wait and the caller is not a green thread. Unwinds if the
     /// calling thread is cancelled while it waits; it then holds no lock.
+    #[track_caller]
     pub fn write(&self) -> RwLockWriteGuard<'_, T> {
         self.acquire(READERS, WaitReason::RwLockWrite);
         self.write_guard()
@@ -131,6 +133,7 @@ impl<T: ?Sized> RwLock<T> {
         self.data.get_mut()
     }
 
+    #[track_caller]
     fn acquire(&self, permits: usize, reason: WaitReason) {
         self.raw
             .acquire(permits, reason)

@@ -320,7 +320,13 @@ impl RawSemaphore {
             Err(TryAcquireError::Closed) => return Err(AcquireError(())),
             Err(TryAcquireError::NoPermits) => {}
         }
-        let scheduler = scheduler::current_for("fibra::sync::Semaphore::acquire");
+        // The public operation that waits, for a call outside a runtime.
+        let operation = match reason {
+            WaitReason::RwLockRead => "fibra::sync::RwLock::read",
+            WaitReason::RwLockWrite => "fibra::sync::RwLock::write",
+            _ => "fibra::sync::Semaphore::acquire",
+        };
+        let scheduler = scheduler::current_for(operation);
         let key = self.waiters.borrow_mut().push_back(Waiter {
             sleeper: Sleeper::running(&scheduler),
             wants: n,

@@ -158,6 +158,7 @@ impl<'a> Select<'a> {
     /// send), since nothing could end the wait; if it must wait and the caller
     /// is not a green thread. Unwinds if the calling thread is cancelled while
     /// it waits; no operation then happened.
+    #[track_caller]
     pub fn wait(&mut self) -> SelectedOperation<'_, 'a> {
         assert!(
             self.cases.iter().any(|case| !case.is_spent()),
@@ -185,6 +186,7 @@ impl<'a> Select<'a> {
     /// # Errors
     ///
     /// [`SelectTimeoutError`] if no operation completed in time.
+    #[track_caller]
     pub fn wait_timeout(
         &mut self,
         timeout: Duration,
@@ -197,6 +199,7 @@ impl<'a> Select<'a> {
     /// # Errors
     ///
     /// [`SelectTimeoutError`] if no operation completed in time.
+    #[track_caller]
     pub fn wait_deadline(
         &mut self,
         deadline: Instant,
@@ -215,6 +218,7 @@ impl<'a> Select<'a> {
     }
 
     /// The index of the operation completed, or `None` at the deadline.
+    #[track_caller]
     fn select(&mut self, deadline: Deadline) -> Option<usize> {
         // An operation completed earlier whose outcome was not collected.
         if let Some(index) = self.cases.iter().position(|case| case.is_complete()) {
@@ -239,7 +243,7 @@ impl<'a> Select<'a> {
                 Deadline::At(at) => Some(at),
                 Deadline::Never => None,
             };
-            let scheduler = scheduler::current();
+            let scheduler = scheduler::current_for("fibra::sync::channel::Select::wait");
             self.token.set(None);
             let sleeper = Sleeper::running(&scheduler);
             let queued = Queued(&self.cases);
