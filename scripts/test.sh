@@ -21,7 +21,7 @@ cargo test -p fibra-http --features log --doc middleware
 cargo test -p fibra-http --features tracing --test access_log_tracing
 cargo test -p fibra --features tokio --test tokio_bridge
 cargo test -p fibra --features tokio --doc tokio
-cargo test -p fibra --features tracing --test tracing_spans
+cargo test -p fibra --features tracing --test tracing_spans --test report_events
 cargo run -q -p fibra-check-panic-abort --profile abort
 scripts/miri.sh
 scripts/model-check.sh
