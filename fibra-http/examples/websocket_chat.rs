@@ -134,8 +134,10 @@ fn chat(hub: &Hub, stream: Upgraded) {
     loop {
         match socket.read() {
             Ok(message @ Message::Text(_)) => hub.broadcast(&message),
-            Ok(Message::Binary(bytes)) => {
-                let _ = member.queue.try_push(Message::Binary(bytes));
+            Ok(message @ Message::Binary(_)) => {
+                if member.queue.try_push(message).is_err() {
+                    break; // too far behind
+                }
             }
             // Pings are answered, and a close is answered before the next
             // read ends the loop, by tungstenite.

@@ -136,7 +136,6 @@ impl From<UpgradeError> for Response {
         Response::text(format!("{refused}\n"))
             .with_status(426)
             .with_header("upgrade", refused.protocol)
-            .with_header("connection", "upgrade")
     }
 }
 
@@ -175,7 +174,7 @@ impl Upgraded {
     }
 
     /// Bounds how long one read waits for the client (`None`, the default:
-    /// forever); past it, the read fails with `TimedOut` or `WouldBlock`.
+    /// forever); past it, the read fails with `TimedOut`.
     ///
     /// # Errors
     ///

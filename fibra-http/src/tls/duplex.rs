@@ -59,7 +59,7 @@ impl TlsDuplex {
             self.send_all(&[])?;
         }
         processed.map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err))?;
-        Ok(true)
+        Ok(taken > 0)
     }
 }
 
