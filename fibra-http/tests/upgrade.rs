@@ -3,7 +3,7 @@
 //! to tungstenite's client over TCP and (the `tls` feature) TLS — echo and
 //! broadcast, a client that closes, one that vanishes mid-frame, bytes sent
 //! right behind the request — requests that did not ask to switch, a `101`
-//! not made by `upgrade`, a shared (`Send + Sync`) handler that upgrades,
+//! not made by `upgrade` or made with the request's body unread, a shared (`Send + Sync`) handler that upgrades,
 //! and what a graceful shutdown does to upgraded connections.
 
 mod common;
@@ -12,7 +12,7 @@ mod example;
 
 use common::{Client, Running};
 use example::{Hub, chat_router};
-use fibra_http::{Mode, Request, Response, Router, Server};
+use fibra_http::{Mode, Request, RequestBody, Response, Router, Server, streaming};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -241,6 +241,14 @@ fn shouting() -> Router {
                 .unwrap_or_else(Response::from)
         })
         .get("/fake", |_: &Request| Response::new(101))
+        .post(
+            "/unread",
+            streaming(|request: &Request, _: &mut RequestBody<'_>| {
+                request
+                    .upgrade("shout", |_| {})
+                    .unwrap_or_else(Response::from)
+            }),
+        )
 }
 
 #[test]
@@ -252,6 +260,19 @@ fn a_shared_handler_switches_and_a_101_of_its_own_gets_500() {
         let reply = client.response();
         assert_eq!(reply.status, 500);
         assert!(reply.closes());
+        // A switch with the request's body unread: its bytes would be taken
+        // for the new protocol's.
+        let mut client = server.client();
+        client.send(
+            b"POST /unread HTTP/1.1\r\nHost: t\r\nConnection: upgrade\r\nUpgrade: shout\r\n\
+              Content-Length: 5\r\n\r\nhello",
+        );
+        let reply = client.response();
+        assert_eq!(reply.status, 500);
+        assert_eq!(
+            reply.body,
+            b"the handler switched protocols with the request body unread\n"
+        );
         let mut client = server.client();
         client.send(
             b"GET /shout HTTP/1.1\r\nHost: t\r\nConnection: upgrade\r\nUpgrade: SHOUT\r\n\r\nhello\n",
