@@ -3,8 +3,9 @@
 //! to tungstenite's client over TCP and (the `tls` feature) TLS — echo and
 //! broadcast, a client that closes, one that vanishes mid-frame, bytes sent
 //! right behind the request — requests that did not ask to switch, a `101`
-//! not made by `upgrade` or made with the request's body unread, a shared (`Send + Sync`) handler that upgrades,
-//! and what a graceful shutdown does to upgraded connections.
+//! not made by `upgrade` or made with the request's body unread, a shared
+//! (`Send + Sync`) handler that upgrades, and what a graceful shutdown does
+//! to upgraded connections.
 
 mod common;
 #[path = "../examples/websocket_chat.rs"]
