@@ -14,7 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace
 cargo test -p fibra-http --features tls --test tls
-cargo test -p fibra-http --features serde --test json_api
+cargo test -p fibra-http --features tls --test upgrade
+cargo test -p fibra-http --features serde,tracing --test json_api
 cargo test -p fibra-http --features serde --doc
 cargo test -p fibra-http --features log --test middleware
 cargo test -p fibra-http --features log --doc middleware

@@ -14,8 +14,10 @@ use crate::request::Version;
 use crate::response::{Content, Framing, KeepAlive, WriteBody};
 use crate::status::forbids_body;
 use crate::transport::Transport;
+use crate::upgrade::{OnUpgrade, Upgraded};
 use crate::version::{self, Unknown};
 use crate::{BodyWriter, Handler, Limits, Request, RequestBody, Response};
+use bytes::Bytes;
 use fibra::runtime::Cancelled;
 use std::cell::Cell;
 use std::io::{self, Read};
@@ -56,7 +58,8 @@ const LINGER_BYTES: usize = 256 << 10;
 /// What the server lets a connection know, and learns from it.
 pub(crate) struct Watch<'a> {
     /// Set while the connection waits for a new request with nothing of one
-    /// read yet: then a graceful shutdown may close it without losing work.
+    /// read yet, and once it is upgraded: then a graceful shutdown closes it
+    /// at once (it loses no request, and an upgraded one has none to end).
     pub idle: &'a Cell<bool>,
     /// The server is shutting down: finish the request in flight, then close.
     pub stopping: &'a AtomicBool,
@@ -73,7 +76,8 @@ pub(crate) fn serve(
 ) {
     let mut conn = Conn::new(io, peer, handler, limits, watch);
     match conn.requests() {
-        Ok(()) | Err(Stop::Quiet) => {}
+        Ok(None) | Err(Stop::Quiet) => {}
+        Ok(Some(then)) => conn.upgrade(then),
         Err(Stop::Reject(status, why)) => conn.reject(status, why),
     }
 }
@@ -117,6 +121,9 @@ struct Conn<'a, T> {
     /// (`whole_request_timeout` from its first byte).
     deadline: Instant,
     request: Request,
+    /// What runs on the connection once the response switching protocols
+    /// is sent.
+    upgrade: Option<Box<OnUpgrade>>,
 }
 
 impl<'a, T: Transport> Conn<'a, T> {
@@ -138,10 +145,13 @@ impl<'a, T: Transport> Conn<'a, T> {
             out: Vec::new(),
             deadline: Instant::now(),
             request: Request::new(peer),
+            upgrade: None,
         }
     }
 
-    fn requests(&mut self) -> Result<(), Stop> {
+    /// Serves requests until the connection ends, or until a response
+    /// switches protocols: then what runs on the connection next.
+    fn requests(&mut self) -> Result<Option<Box<OnUpgrade>>, Stop> {
         loop {
             let head = self.read_head()?;
             let (response, body_unread) = match self.answer_streaming(&head)? {
@@ -152,9 +162,12 @@ impl<'a, T: Transport> Conn<'a, T> {
                 }
             };
             if !self.respond(&head, response, body_unread)? {
+                if let Some(then) = self.upgrade.take() {
+                    return Ok(Some(then));
+                }
                 self.flush()?;
                 self.linger();
-                return Ok(());
+                return Ok(None);
             }
         }
     }
@@ -444,6 +457,7 @@ impl<'a, T: Transport> Conn<'a, T> {
         let version = self.request.version();
         let status = response.status();
         let no_body = forbids_body(status);
+        let upgrade = no_body && upgrades(&response, body_unread)?;
         let send_body = !no_body && !head.head_only;
         let framing = match response.body_bytes() {
             _ if no_body => Framing::None,
@@ -454,11 +468,13 @@ impl<'a, T: Transport> Conn<'a, T> {
             None => Framing::Chunked,
         };
         let keep_alive = head.keep_alive
+            && !upgrade
             && !body_unread
             && !matches!(framing, Framing::UntilClose)
             && !response.wants_close()
             && !self.watch.stopping.load(Ordering::Relaxed);
         let announce = match (keep_alive, version) {
+            (false, _) if upgrade => KeepAlive::Upgrade,
             (false, _) => KeepAlive::Close,
             (true, Version::Http10) => KeepAlive::Announce,
             (true, Version::Http11) => KeepAlive::Implied,
@@ -482,6 +498,7 @@ impl<'a, T: Transport> Conn<'a, T> {
                 self.flush()?;
                 self.write_body(write, matches!(framing, Framing::Chunked))?;
             }
+            Content::Upgrade(then) if upgrade => self.upgrade = Some(then),
             _ => {}
         }
         if self.out.len() >= FLUSH_AT {
@@ -534,6 +551,33 @@ impl<'a, T: Transport> Conn<'a, T> {
             // The status is gone already: the close tells the client that
             // the body is incomplete.
             Ok(Err(_)) | Err(_) => Err(Stop::Quiet),
+        }
+    }
+
+    /// Sends the response switching protocols, and runs `then` on the
+    /// connection from there: what was read past the request first, the
+    /// transport after it (see [`Request::upgrade`]).
+    fn upgrade(mut self, then: Box<OnUpgrade>) {
+        if self.flush().is_err() {
+            return;
+        }
+        // From here a graceful shutdown closes the connection at once; one
+        // that has begun already closes it now.
+        self.watch.idle.set(true);
+        if self.watch.stopping.load(Ordering::Relaxed) {
+            return;
+        }
+        let read_ahead = Bytes::copy_from_slice(&self.buf[self.start..self.end]);
+        let Some(io) = self.io.into_duplex() else {
+            return;
+        };
+        let upgraded = Upgraded::new(io, read_ahead);
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| then(upgraded))) {
+            // Only the connection ends, as when a handler panics, unless the
+            // server cancels it.
+            if payload.is::<Cancelled>() {
+                panic::resume_unwind(payload);
+            }
         }
     }
 
@@ -701,6 +745,25 @@ impl<T: Transport> Read for Streamed<'_, '_, T> {
             Some(Stop::Reject(_, why)) => io::Error::new(io::ErrorKind::InvalidData, *why),
             _ => io::Error::new(io::ErrorKind::UnexpectedEof, "the client left mid-body"),
         })
+    }
+}
+
+/// Whether `response`, whose status forbids a body, switches protocols:
+/// a `101` that [`Request::upgrade`] made (another `101` is refused, since
+/// nothing would speak the new protocol), with the request's body read.
+fn upgrades(response: &Response, body_unread: bool) -> Result<bool, Stop> {
+    let made_by_upgrade = response.body.is_upgrade();
+    match response.status() {
+        101 if !made_by_upgrade => Err(Stop::Reject(
+            500,
+            "a 101 response that Request::upgrade did not make",
+        )),
+        101 if body_unread => Err(Stop::Reject(
+            500,
+            "the handler switched protocols with the request body unread",
+        )),
+        101 => Ok(true),
+        _ => Ok(false),
     }
 }
 

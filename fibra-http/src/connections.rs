@@ -28,7 +28,8 @@ pub(crate) struct Connections {
 
 struct Live {
     thread: JoinHandle<()>,
-    /// Whether the connection waits, with nothing read, for a new request.
+    /// Whether a graceful shutdown closes the connection at once: it waits,
+    /// with nothing read, for a new request, or it is upgraded.
     idle: Rc<Cell<bool>>,
 }
 
@@ -84,8 +85,8 @@ impl Connections {
         self.live.borrow_mut().insert(id, Live { thread, idle });
     }
 
-    /// Ends every connection gracefully: those idle between requests are
-    /// closed now; the others finish the request in flight (they see the
+    /// Ends every connection gracefully: those idle between requests, and
+    /// those upgraded to another protocol, are closed now; the others finish the request in flight (they see the
     /// server stopping and close after their response) — for up to the
     /// server's grace period, after which those left are cancelled: each
     /// unwinds where it waits, its socket closes, and its client gets no

@@ -3,9 +3,9 @@
 
 use crate::conn::{self, Watch};
 use crate::transport::Transport;
-use crate::{Limits, Request, Response, Router};
+use crate::{Limits, Request, RequestBody, Response, Router, streaming};
 use std::cell::Cell;
-use std::io;
+use std::io::{self, Read};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -54,8 +54,9 @@ impl Transport for Client<'_> {
 
 /// Serves the requests in `input` (the first byte says how they arrive: see
 /// `fibra-http/fuzz/README.md`) with small limits and a
-/// router that echoes, streams, reads path parameters and query pairs, and
-/// rejects; returns what the server wrote.
+/// router that echoes (a body read whole, and one read as it arrives),
+/// streams, reads path parameters and query pairs, and rejects; returns what
+/// the server wrote.
 pub fn serve_bytes(input: &[u8]) -> Vec<u8> {
     let Some(mut client) = Client::new(input) else {
         return Vec::new();
@@ -65,6 +66,17 @@ pub fn serve_bytes(input: &[u8]) -> Vec<u8> {
         .post("/echo", |r: &Request| {
             Response::new(200).with_body(r.body().to_vec())
         })
+        .post(
+            "/upload",
+            streaming(|_: &Request, body: &mut RequestBody<'_>| {
+                let mut received = Vec::new();
+                match body.read_to_end(&mut received) {
+                    Ok(_) => Response::new(200).with_body(received),
+                    // The server answers the body's fault itself.
+                    Err(_) => Response::new(200),
+                }
+            }),
+        )
         .get("/stream", |_: &Request| {
             Response::new(200).with_body(crate::Body::stream(&b"streamed body"[..]))
         })

@@ -149,6 +149,19 @@
 //! # let _ = router;
 //! ```
 //!
+//! # Switching protocols
+//!
+//! A handler may take its connection over from HTTP: [`Request::upgrade`]
+//! checks that the client asked to switch (HTTP/1.1, `Connection: upgrade`,
+//! `Upgrade` naming the protocol; else an [`UpgradeError`], a `426`), returns
+//! the `101 Switching Protocols` to send, and then runs a closure on the
+//! connection's green thread with an [`Upgraded`] stream — a `Read + Write`
+//! over TCP or TLS alike, starting with whatever the client sent behind its
+//! request, readable by one green thread while another writes. A WebSocket
+//! library that works over any `Read + Write` (tungstenite) speaks the new
+//! protocol on it: `examples/websocket_chat.rs` is a chat server. A graceful
+//! shutdown closes upgraded connections when it begins.
+//!
 //! # The `http` crate's types
 //!
 //! [`Response`] is made of the [`http`] crate's `StatusCode` and `HeaderMap`,
@@ -256,6 +269,7 @@ mod tls;
 mod transport;
 #[cfg(feature = "serde")]
 mod typed;
+mod upgrade;
 mod version;
 
 pub use bad_request::BadRequest;
@@ -272,3 +286,4 @@ pub use router::Router;
 pub use server::{Builder, Mode, Server, ShutdownHandle};
 pub use sse::{Event, EventStream};
 pub use status::reason;
+pub use upgrade::{UpgradeError, Upgraded};

@@ -2,6 +2,7 @@
 
 use crate::BodyWriter;
 use crate::status;
+use crate::upgrade::OnUpgrade;
 use bytes::Bytes;
 use http::StatusCode;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -51,6 +52,10 @@ pub(crate) enum Content {
     Bytes(Bytes),
     Stream(Box<dyn Read>),
     Writer(Box<WriteBody>),
+    /// No body: the connection switches protocols ([`Request::upgrade`]).
+    ///
+    /// [`Request::upgrade`]: crate::Request::upgrade
+    Upgrade(Box<OnUpgrade>),
 }
 
 /// What [`Body::writer`] runs.
@@ -112,12 +117,24 @@ impl Body {
         Body(Content::Writer(Box::new(write)))
     }
 
-    /// The body, if it is bytes (not a stream).
+    /// The body, if it is bytes (not a stream); empty for the answer to an
+    /// upgrade.
     pub fn as_bytes(&self) -> Option<&Bytes> {
+        static NONE: Bytes = Bytes::new();
         match &self.0 {
             Content::Bytes(bytes) => Some(bytes),
+            Content::Upgrade(_) => Some(&NONE),
             Content::Stream(_) | Content::Writer(_) => None,
         }
+    }
+
+    pub(crate) fn upgrade(then: Box<OnUpgrade>) -> Body {
+        Body(Content::Upgrade(then))
+    }
+
+    /// Whether this is the answer to an upgrade.
+    pub(crate) fn is_upgrade(&self) -> bool {
+        matches!(self.0, Content::Upgrade(_))
     }
 
     pub(crate) fn into_content(self) -> Content {
@@ -355,6 +372,7 @@ impl Response {
         match keep_alive {
             KeepAlive::Close => out.extend_from_slice(b"connection: close\r\n"),
             KeepAlive::Announce => out.extend_from_slice(b"connection: keep-alive\r\n"),
+            KeepAlive::Upgrade => out.extend_from_slice(b"connection: upgrade\r\n"),
             KeepAlive::Implied => {}
         }
         out.extend_from_slice(b"\r\n");
@@ -386,6 +404,8 @@ pub(crate) enum KeepAlive {
     Announce,
     /// Nothing: HTTP/1.1 keeps connections open by default.
     Implied,
+    /// `Connection: upgrade`: the connection switches protocols.
+    Upgrade,
 }
 
 impl fmt::Debug for Response {

@@ -215,7 +215,8 @@ pub(crate) struct Shared {
 }
 
 /// Stops a [`Server`] from any thread: it stops accepting, closes the
-/// connections idle between requests, lets the requests in flight finish
+/// connections idle between requests and those upgraded to another protocol
+/// (see [`Request::upgrade`](crate::Request::upgrade)), lets the requests in flight finish
 /// (their responses say `Connection: close`) within the grace period (see
 /// [`Builder::grace_period`]), closes what is left, and then `serve`
 /// returns.

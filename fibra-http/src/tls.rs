@@ -8,9 +8,12 @@
 //! plain one does, and everything above the [`Transport`] — keep-alive,
 //! pipelining, the limits — is the same code over TCP and over TLS.
 
+mod duplex;
 mod records;
 
 use crate::transport::Transport;
+use crate::upgrade::Duplex;
+use duplex::TlsDuplex;
 use fibra::net::TcpStream;
 use records::Records;
 use rustls::{ServerConfig, ServerConnection};
@@ -164,5 +167,10 @@ impl Transport for TlsStream {
         // A client that has already gone makes these fail; nothing is lost.
         let _ = self.flush();
         let _ = self.tcp.shutdown(Shutdown::Write);
+    }
+
+    fn into_duplex(self) -> Option<Box<dyn Duplex>> {
+        self.tcp.set_read_timeout(None).ok()?;
+        Some(Box::new(TlsDuplex::new(self)))
     }
 }

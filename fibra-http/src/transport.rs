@@ -1,6 +1,7 @@
 //! What a connection reads requests from and writes responses to: a fibra
 //! TCP stream when serving, or bytes in memory when fuzzing the reader.
 
+use crate::upgrade::Duplex;
 use fibra::net::TcpStream;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
@@ -18,6 +19,17 @@ pub(crate) trait Transport {
     /// Says to the client that nothing more will be sent (a FIN), while it can
     /// still be read from.
     fn close_write(&mut self);
+
+    /// This transport as the stream of an upgraded connection, reading and
+    /// writing from then on with no timeout of its own but the write
+    /// timeout; `None` where it cannot be one (the fuzzer's client), and
+    /// the connection then just ends after its `101`.
+    fn into_duplex(self) -> Option<Box<dyn Duplex>>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 impl Transport for TcpStream {
@@ -36,6 +48,11 @@ impl Transport for TcpStream {
     fn close_write(&mut self) {
         // A client that has already gone makes this fail; nothing is lost.
         let _ = self.shutdown(Shutdown::Write);
+    }
+
+    fn into_duplex(self) -> Option<Box<dyn Duplex>> {
+        self.set_read_timeout(None).ok()?;
+        Some(Box::new(self))
     }
 }
 

@@ -4,34 +4,9 @@
 mod common;
 
 use common::Running;
+use common::captured::Buffer;
 use fibra_http::middleware::{access_log, request_id};
 use fibra_http::{Mode, Request, Response, Router, Server};
-use std::io::{self, Write};
-use std::sync::{Arc, Mutex, PoisonError};
-use tracing_subscriber::fmt::MakeWriter;
-
-/// Where the subscriber writes: a buffer the test reads.
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        (self.0.lock().unwrap_or_else(PoisonError::into_inner)).extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Buffer {
-    type Writer = Buffer;
-
-    fn make_writer(&'a self) -> Buffer {
-        self.clone()
-    }
-}
 
 #[test]
 fn an_event_per_request_with_its_fields() {

@@ -1,134 +1,37 @@
-//! A small JSON API over real sockets, in both modes (feature `serde`):
-//! typed queries and bodies, good and bad, and a todo list — list, create,
-//! get, update, delete, with path parameters, JSON in and out and the state
-//! of each worker — that `curl` talks to (a raw socket where there is no
-//! `curl`).
+//! The JSON API example (`examples/json_api.rs`, features `serde` and
+//! `tracing`) over real sockets, in both modes: typed queries and bodies,
+//! good and bad, and its todo list — list, create, get, update, delete, with
+//! path parameters, JSON in and out and the state of each worker — that
+//! `curl` talks to (a raw socket where there is no `curl`).
 
 mod common;
+#[path = "../examples/json_api.rs"]
+mod example;
 
 use common::Running;
-use fibra_http::{BadRequest, Handler, Mode, Request, Response, Router, Server};
-use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
-use std::collections::BTreeMap;
+use common::captured::Buffer;
+use example::api;
+use fibra_http::{Mode, Server};
 use std::net::SocketAddr;
 use std::process::Command;
-use std::rc::Rc;
+use std::sync::OnceLock;
 
 const MODES: [Mode; 2] = [Mode::Threads, Mode::Ractors(2)];
 
-#[derive(Serialize, Deserialize, Clone)]
-struct Todo {
-    id: u64,
-    title: String,
-    done: bool,
-}
-
-#[derive(Deserialize)]
-struct NewTodo {
-    title: String,
-}
-
-#[derive(Deserialize)]
-struct Change {
-    title: Option<String>,
-    done: Option<bool>,
-}
-
-#[derive(Deserialize)]
-struct Listing {
-    #[serde(default)]
-    done: Option<bool>,
-    #[serde(default)]
-    limit: Option<usize>,
-}
-
-/// One worker's todos.
-#[derive(Default)]
-struct Todos {
-    next: u64,
-    all: BTreeMap<u64, Todo>,
-}
-
-type State = Rc<RefCell<Todos>>;
-
-fn id(request: &Request) -> Result<u64, BadRequest> {
-    let id = request.param("id").unwrap_or_default();
-    id.parse()
-        .map_err(|_| BadRequest::new(format!("{id:?} is not a todo id")))
-}
-
-fn no_such(id: u64) -> Response {
-    Response::json(format!(r#"{{"error":"no todo {id}"}}"#)).with_status(404)
-}
-
-fn list(todos: &State, request: &Request) -> Result<Response, BadRequest> {
-    let listing: Listing = request.query_as()?;
-    let todos = todos.borrow();
-    let shown: Vec<&Todo> = (todos.all.values())
-        .filter(|todo| listing.done.is_none_or(|done| todo.done == done))
-        .take(listing.limit.unwrap_or(usize::MAX))
-        .collect();
-    Ok(Response::json_value(&shown))
-}
-
-fn create(todos: &State, request: &Request) -> Result<Response, BadRequest> {
-    let new: NewTodo = request.json()?;
-    let mut todos = todos.borrow_mut();
-    todos.next += 1;
-    let todo = Todo {
-        id: todos.next,
-        title: new.title,
-        done: false,
-    };
-    todos.all.insert(todo.id, todo.clone());
-    Ok(Response::json_value(&todo)
-        .with_status(201)
-        .with_header("location", format!("/todos/{}", todo.id)))
-}
-
-fn show(todos: &State, request: &Request) -> Result<Response, BadRequest> {
-    let id = id(request)?;
-    Ok(match todos.borrow().all.get(&id) {
-        Some(todo) => Response::json_value(todo),
-        None => no_such(id),
+/// The access log's lines, of every test here (global: the workers are OS
+/// threads of the servers' own).
+fn access_log() -> &'static Buffer {
+    static LOG: OnceLock<Buffer> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let buffer = Buffer::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(buffer.clone())
+            .with_ansi(false)
+            .without_time()
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+        buffer
     })
-}
-
-fn update(todos: &State, request: &Request) -> Result<Response, BadRequest> {
-    let (id, change) = (id(request)?, request.json::<Change>()?);
-    Ok(match todos.borrow_mut().all.get_mut(&id) {
-        Some(todo) => {
-            todo.title = change.title.unwrap_or(todo.title.clone());
-            todo.done = change.done.unwrap_or(todo.done);
-            Response::json_value(todo)
-        }
-        None => no_such(id),
-    })
-}
-
-fn delete(todos: &State, request: &Request) -> Result<Response, BadRequest> {
-    let id = id(request)?;
-    Ok(match todos.borrow_mut().all.remove(&id) {
-        Some(_) => Response::new(204),
-        None => no_such(id),
-    })
-}
-
-/// The API, made once per worker: its todos are that worker's.
-fn api() -> Router<dyn Handler> {
-    let todos = State::default();
-    type Action = fn(&State, &Request) -> Result<Response, BadRequest>;
-    let route = |action: Action| {
-        let todos = todos.clone();
-        move |request: &Request| action(&todos, request).unwrap_or_else(Response::from)
-    };
-    Router::local()
-        .get("/todos", route(list))
-        .post("/todos", route(create))
-        .get("/todos/:id", route(show))
-        .patch("/todos/:id", route(update))
-        .delete("/todos/:id", route(delete))
 }
 
 /// One request of a conversation: method, target, JSON body.
@@ -200,6 +103,7 @@ fn with_socket(addr: SocketAddr, steps: &[Step]) -> Vec<(u16, String)> {
 
 #[test]
 fn a_json_crud_api_answers_a_real_client() {
+    let log = access_log();
     for mode in MODES {
         let server = Running::serving_with(Server::builder().mode(mode), api);
         let steps: [Step; 12] = [
@@ -240,10 +144,21 @@ fn a_json_crud_api_answers_a_real_client() {
             );
         }
     }
+    // A line in the access log per request (only this test patches or
+    // puts): once in each mode.
+    let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    for request in [
+        r#"method="PATCH" path="/todos/1" status=200"#,
+        r#"method="PUT" path="/todos/2" status=405"#,
+    ] {
+        let lines = text.lines().filter(|line| line.contains(request));
+        assert_eq!(lines.count(), MODES.len(), "{request}: {text}");
+    }
 }
 
 #[test]
 fn bad_json_and_queries_get_400_with_the_reason() {
+    access_log();
     for mode in MODES {
         let server = Running::serving_with(Server::builder().mode(mode), api);
         let answers = converse(

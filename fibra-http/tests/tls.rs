@@ -7,15 +7,17 @@
 
 mod common;
 
+use common::tls::{self, certificate, provider, server_config, tcp_client};
 use common::{Client, Running};
-use fibra_http::{Body, Event, Limits, Mode, Request, Response, Router, Server};
-use rustls::crypto::CryptoProvider;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, StreamOwned};
+use fibra_http::{
+    Body, Event, Limits, Mode, Request, RequestBody, Response, Router, Server, streaming,
+};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 const MODES: [Mode; 2] = [Mode::Threads, Mode::Ractors(2)];
@@ -26,47 +28,32 @@ const BIG: usize = 1 << 20;
 static RELEASE: AtomicBool = AtomicBool::new(false);
 static EVENTS_DONE: AtomicBool = AtomicBool::new(false);
 
-/// A self-signed certificate for `localhost`, made once per test run.
-struct Certificate {
-    der: CertificateDer<'static>,
-    pem: String,
-    key: PrivatePkcs8KeyDer<'static>,
-}
+/// What `/upload` has read of its body so far (one upload at a time: the
+/// test that sends them runs its cases in turn).
+static UPLOADED: AtomicUsize = AtomicUsize::new(0);
+const UPLOAD: usize = 4 << 20;
 
-fn certificate() -> &'static Certificate {
-    static CERTIFICATE: OnceLock<Certificate> = OnceLock::new();
-    CERTIFICATE.get_or_init(|| {
-        let made = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-        Certificate {
-            der: made.cert.der().clone(),
-            pem: made.cert.pem(),
-            key: PrivatePkcs8KeyDer::from(made.signing_key.serialize_der()),
+/// Reads the body as it arrives, in 16 KiB reads: its length and the sum of
+/// its bytes.
+fn upload(_: &Request, body: &mut RequestBody<'_>) -> Response {
+    let mut piece = vec![0; 16 << 10];
+    let (mut total, mut sum) = (0, 0u64);
+    loop {
+        match body.read(&mut piece) {
+            Ok(0) => return Response::text(format!("{total} {sum}")),
+            Ok(n) => {
+                total += n;
+                sum += piece[..n].iter().map(|&b| u64::from(b)).sum::<u64>();
+                UPLOADED.store(total, Ordering::SeqCst);
+            }
+            Err(err) => return Response::text(format!("{err}")).with_status(400),
         }
-    })
-}
-
-/// The provider named, not the process default: which default a build has
-/// depends on the features that other crates turn on in rustls.
-fn provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
-
-fn server_config() -> Arc<ServerConfig> {
-    let certificate = certificate();
-    let config = ServerConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![certificate.der.clone()],
-            PrivateKeyDer::Pkcs8(certificate.key.clone_key()),
-        )
-        .unwrap();
-    Arc::new(config)
+    }
 }
 
 fn router() -> Router {
     Router::new()
+        .post("/upload", streaming(upload))
         .get("/hello", |_: &Request| Response::text("Hello, world!\n"))
         .post("/echo", |r: &Request| {
             Response::new(200).with_body(r.body().to_vec())
@@ -112,24 +99,7 @@ type TlsClient = Client<StreamOwned<ClientConnection, TcpStream>>;
 /// A rustls client that trusts the test's certificate, offering only
 /// `version`.
 fn tls_client(addr: SocketAddr, version: &'static rustls::SupportedProtocolVersion) -> TlsClient {
-    let mut roots = RootCertStore::empty();
-    roots.add(certificate().der.clone()).unwrap();
-    let config = ClientConfig::builder_with_provider(provider())
-        .with_protocol_versions(&[version])
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let name = ServerName::try_from("localhost").unwrap();
-    let session = ClientConnection::new(Arc::new(config), name).unwrap();
-    let tcp = tcp_client(addr);
-    Client::over(StreamOwned::new(session, tcp))
-}
-
-fn tcp_client(addr: SocketAddr) -> TcpStream {
-    let tcp = TcpStream::connect(addr).unwrap();
-    // A test that would hang fails instead.
-    tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    tcp
+    Client::over(tls::connect(addr, version))
 }
 
 const VERSIONS: [&rustls::SupportedProtocolVersion; 2] =
@@ -394,5 +364,64 @@ fn an_event_reaches_the_client_over_tls_while_the_handler_waits() {
         RELEASE.store(true, Ordering::SeqCst);
         assert_eq!(client.chunked_body(), b"data: first\n\ndata: last\n\n");
         assert!(EVENTS_DONE.load(Ordering::SeqCst));
+    }
+}
+
+/// 4 MiB streamed over TLS, as `Content-Length` and as chunks, read by the
+/// handler as it arrives: it has read the first MiB before the client sends
+/// the rest, and gets every byte.
+#[test]
+fn a_streamed_upload_over_tls_is_read_as_it_arrives() {
+    let data: Vec<u8> = (0..UPLOAD).map(|i| (i % 251) as u8).collect();
+    let sum: u64 = data.iter().map(|&b| u64::from(b)).sum();
+    let limits = Limits {
+        max_body_bytes: 2 * UPLOAD,
+        ..Limits::default()
+    };
+    for mode in MODES {
+        let server = https(mode, limits.clone());
+        for chunked in [false, true] {
+            UPLOADED.store(0, Ordering::SeqCst);
+            let mut client = tls_client(server.addr, &rustls::version::TLS13);
+            let send_part = |client: &mut TlsClient, part: &[u8]| {
+                if chunked {
+                    for piece in part.chunks(100_000) {
+                        client.send(format!("{:x}\r\n", piece.len()).as_bytes());
+                        client.send(piece);
+                        client.send(b"\r\n");
+                    }
+                } else {
+                    client.send(part);
+                }
+            };
+            let framing = if chunked {
+                "Transfer-Encoding: chunked".to_string()
+            } else {
+                format!("Content-Length: {UPLOAD}")
+            };
+            client.send(
+                format!("POST /upload HTTP/1.1\r\nHost: localhost\r\n{framing}\r\n\r\n").as_bytes(),
+            );
+            let (first, rest) = data.split_at(1 << 20);
+            send_part(&mut client, first);
+            client.stream.flush().unwrap();
+            // Waits (20 s at most) for the handler to have read the first MiB.
+            let mut waited = 0;
+            while UPLOADED.load(Ordering::SeqCst) < first.len() {
+                assert!(waited < 20_000, "the first MiB was not read: {mode:?}");
+                std::thread::sleep(Duration::from_millis(1));
+                waited += 1;
+            }
+            send_part(&mut client, rest);
+            if chunked {
+                client.send(b"0\r\n\r\n");
+            }
+            let reply = client.response();
+            assert_eq!(reply.status, 200);
+            assert_eq!(reply.body, format!("{UPLOAD} {sum}").as_bytes(), "{mode:?}");
+            // The connection goes on.
+            client.send(GET_HELLO);
+            assert_eq!(client.response().body, b"Hello, world!\n");
+        }
     }
 }

@@ -4,6 +4,10 @@
 //! a part of it.
 #![allow(dead_code)]
 
+pub mod captured;
+#[cfg(feature = "tls")]
+pub mod tls;
+
 use fibra_http::{Handler, Server, ShutdownHandle};
 use std::ffi::OsStr;
 use std::io::{ErrorKind, Read, Write};
