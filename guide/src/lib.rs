@@ -43,3 +43,7 @@ chapters! {
     coming_from = "coming-from.md";
     soundness = "soundness.md";
 }
+
+/// The repository's README, whose examples are tested with the guide's.
+#[doc = include_str!("../../README.md")]
+pub mod readme {}
