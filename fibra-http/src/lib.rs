@@ -227,7 +227,7 @@
 //!
 //! The server never stops accepting on a client's account.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod bad_request;
 mod body_writer;

@@ -1,5 +1,27 @@
 //! Generators: a fiber seen as an [`Iterator`] (Ruby's `Enumerator#next`, Lua's
 //! `coroutine.wrap`).
+//!
+//! Code that is easiest to write as nested loops or recursion becomes a lazy
+//! iterator: each [`Yielder::suspend`] hands out one item, and nothing runs
+//! until the next item is asked for.
+//!
+//! ```
+//! use fibra::Generator;
+//!
+//! // Every pair (i, j) with i < j < 4, from two plain loops.
+//! let mut pairs = Generator::new(|out| {
+//!     for i in 0..4 {
+//!         for j in i + 1..4 {
+//!             out.suspend((i, j));
+//!         }
+//!     }
+//! });
+//! assert_eq!(pairs.next(), Some((0, 1)));
+//! assert_eq!(pairs.count(), 5);
+//! ```
+//!
+//! [`Generator`] has the reference: the stack size, panics, and what a drop
+//! before the end does.
 
 use crate::fiber::{Builder, Fiber, Step, Yielder};
 use std::fmt;
@@ -57,6 +79,21 @@ impl<T> Generator<T> {
 
     /// Makes a generator whose fiber is made by `builder` (for a stack size of
     /// your choice).
+    ///
+    /// # Errors
+    ///
+    /// As [`Builder::build`]: if no stack can be had (a size that does not fit
+    /// in the address space, or memory or the kernel's map count exhausted).
+    ///
+    /// ```
+    /// use fibra::{Generator, fiber::Builder};
+    ///
+    /// let squares = Generator::with_builder(Builder::new().stack_size(64 * 1024), |out| {
+    ///     (1..=3u32).for_each(|n| out.suspend(n * n));
+    /// })?;
+    /// assert_eq!(squares.collect::<Vec<_>>(), [1, 4, 9]);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn with_builder<F>(builder: Builder, body: F) -> io::Result<Self>
     where
         F: FnOnce(&Yielder<(), T, ()>) + 'static,

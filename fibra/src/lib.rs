@@ -289,7 +289,7 @@
 //! wrapper (a child's pidfd, `waitid`; `io`'s `fcntl` and `poll`; the `write`
 //! of `signal`'s handler), and says why it holds.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod arch;

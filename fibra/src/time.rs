@@ -1,5 +1,21 @@
 //! Timers for green threads: [`sleep`] parks only the calling green thread, and
 //! [`timeout`] bounds how long work may take.
+//!
+//! ```
+//! use fibra::time::{sleep, timeout};
+//! use std::time::Duration;
+//!
+//! fibra::run(|| {
+//!     // Work that ends in time gives its value.
+//!     assert_eq!(timeout(Duration::from_secs(60), || 42), Ok(42));
+//!     // Work still waiting when the limit passes is unwound from its wait.
+//!     let slow = timeout(Duration::from_millis(10), || sleep(Duration::from_secs(60)));
+//!     assert_eq!(slow.unwrap_err().limit(), Duration::from_millis(10));
+//! });
+//! ```
+//!
+//! Both must be called on a green thread (inside [`run`](crate::run) or a
+//! thread it spawned); on a plain OS thread use `std::thread::sleep`.
 
 use crate::runtime::scheduler;
 use std::fmt;

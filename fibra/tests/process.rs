@@ -3,64 +3,27 @@
 
 #[path = "support/without_hanging.rs"]
 mod hang;
+#[path = "support/ticking.rs"]
+mod ticking;
 
 use fibra::process::{Command, Stdio};
 use fibra::time::{sleep, timeout};
 use hang::without_hanging;
-use std::cell::Cell;
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::process::ExitStatusExt;
-use std::rc::Rc;
 use std::time::Duration;
-
-/// A green thread that counts its ticks (one a millisecond) until told to
-/// stop: it can tick only while the other green threads park.
-struct Ticker {
-    ticks: Rc<Cell<u64>>,
-    running: Rc<Cell<bool>>,
-    thread: fibra::JoinHandle<()>,
-}
-
-impl Ticker {
-    fn start() -> Ticker {
-        let ticks = Rc::new(Cell::new(0));
-        let running = Rc::new(Cell::new(true));
-        let thread = fibra::spawn({
-            let (ticks, running) = (ticks.clone(), running.clone());
-            move || {
-                while running.get() {
-                    ticks.set(ticks.get() + 1);
-                    sleep(Duration::from_millis(1));
-                }
-            }
-        });
-        Ticker {
-            ticks,
-            running,
-            thread,
-        }
-    }
-
-    fn ticks(&self) -> u64 {
-        self.ticks.get()
-    }
-
-    fn stop(self) {
-        self.running.set(false);
-        self.thread.join().unwrap();
-    }
-}
+use ticking::Ticker;
 
 #[test]
 fn output_of_a_child_that_sleeps_parks_only_its_green_thread() {
     fibra::run(|| {
         let ticker = Ticker::start();
-        let before = ticker.ticks();
+        let before = ticker.count();
         let output = Command::new("sh")
             .args(["-c", "sleep 0.3; echo hi"])
             .output()
             .unwrap();
-        let during = ticker.ticks() - before;
+        let during = ticker.count() - before;
         ticker.stop();
         assert!(output.status.success());
         assert_eq!(output.stdout, b"hi\n");
@@ -103,9 +66,9 @@ fn a_child_that_waits_for_another_green_thread_ends() {
 fn status_of_a_child_that_sleeps_parks_only_its_green_thread() {
     fibra::run(|| {
         let ticker = Ticker::start();
-        let before = ticker.ticks();
+        let before = ticker.count();
         let status = Command::new("sleep").arg("0.3").status().unwrap();
-        let during = ticker.ticks() - before;
+        let during = ticker.count() - before;
         ticker.stop();
         assert!(status.success());
         assert!(during > 0, "the ticker did not tick while the child ran");

@@ -4,7 +4,6 @@
 //! build them. fibra's own programs (examples of this workspace) are built by
 //! cargo, into its target directory.
 
-use super::launcher::Compiler;
 use super::process::{self, RunError};
 use super::protocol::shorten;
 use super::{Unavailable, find_program};
@@ -17,6 +16,29 @@ use std::time::{Duration, SystemTime};
 
 /// Builds have their own time limit: a first Go build can take a while.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A C or C++ compiler, and the Debian package that provides it.
+#[derive(Clone, Copy)]
+pub enum Compiler {
+    C,
+    Cpp,
+}
+
+impl Compiler {
+    pub(super) fn program(self) -> &'static str {
+        match self {
+            Compiler::C => "cc",
+            Compiler::Cpp => "c++",
+        }
+    }
+
+    pub(super) fn package(self) -> &'static str {
+        match self {
+            Compiler::C => "gcc",
+            Compiler::Cpp => "g++",
+        }
+    }
+}
 
 /// Compiles the C or C++ file `source` (`rel` inside `peers/`) as peers/README.md
 /// says.

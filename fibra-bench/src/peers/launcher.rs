@@ -2,34 +2,12 @@
 //! C/C++ program compiled here, a Go module, a Java source file, an Erlang
 //! module, an example of this workspace.
 
-use super::{Unavailable, build, find_program, java};
+use super::build::{self, Compiler};
+use super::{Unavailable, find_program, java};
 use crate::ctx::Ctx;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Command;
-
-/// A C or C++ compiler, and the Debian package that provides it.
-#[derive(Clone, Copy)]
-pub enum Compiler {
-    C,
-    Cpp,
-}
-
-impl Compiler {
-    pub(super) fn program(self) -> &'static str {
-        match self {
-            Compiler::C => "cc",
-            Compiler::Cpp => "c++",
-        }
-    }
-
-    pub(super) fn package(self) -> &'static str {
-        match self {
-            Compiler::C => "gcc",
-            Compiler::Cpp => "g++",
-        }
-    }
-}
 
 /// How to start one external peer. Paths are relative to the repository's
 /// `peers/` directory.

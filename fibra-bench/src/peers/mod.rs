@@ -10,7 +10,8 @@ pub mod protocol;
 pub mod server;
 pub mod versions;
 
-pub use launcher::{Compiler, Launcher, Prepared};
+pub use build::Compiler;
+pub use launcher::{Launcher, Prepared};
 
 use std::fmt;
 use std::os::unix::fs::PermissionsExt;

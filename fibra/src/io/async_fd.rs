@@ -137,6 +137,10 @@ impl<T: AsFd> Async<T> {
     /// Parks the calling green thread until the descriptor is writable; as
     /// [`readable`](Async::readable), with the
     /// [write timeout](Async::set_write_timeout).
+    ///
+    /// # Errors
+    ///
+    /// `TimedOut` once the write timeout has passed.
     pub fn writable(&self) -> io::Result<()> {
         self.write_with(|io| ready_now(io.as_fd(), libc::POLLOUT))
     }
@@ -176,6 +180,10 @@ impl<T: AsFd> Async<T> {
 
     /// As [`read_with`](Async::read_with), for an operation that needs
     /// `&mut T` (the rules of [`get_mut`](Async::get_mut) hold for it).
+    ///
+    /// # Errors
+    ///
+    /// As [`read_with`](Async::read_with): `op`'s, or `TimedOut`.
     pub fn read_with_mut<R>(
         &mut self,
         mut op: impl FnMut(&mut T) -> io::Result<R>,
@@ -186,12 +194,21 @@ impl<T: AsFd> Async<T> {
 
     /// As [`read_with`](Async::read_with), waiting for the descriptor to be
     /// writable, with the [write timeout](Async::set_write_timeout).
+    ///
+    /// # Errors
+    ///
+    /// `op`'s, or `TimedOut` once the write timeout has passed without the
+    /// descriptor becoming writable.
     pub fn write_with<R>(&self, mut op: impl FnMut(&T) -> io::Result<R>) -> io::Result<R> {
         self.registration.io(Direction::Write, |_| op(&self.io))
     }
 
     /// As [`write_with`](Async::write_with), for an operation that needs
     /// `&mut T` (the rules of [`get_mut`](Async::get_mut) hold for it).
+    ///
+    /// # Errors
+    ///
+    /// As [`write_with`](Async::write_with): `op`'s, or `TimedOut`.
     pub fn write_with_mut<R>(
         &mut self,
         mut op: impl FnMut(&mut T) -> io::Result<R>,
@@ -214,6 +231,10 @@ impl<T: AsFd> Async<T> {
     }
 
     /// The read timeout set by [`set_read_timeout`](Async::set_read_timeout).
+    ///
+    /// # Errors
+    ///
+    /// Never: the `Result` is that of `std`'s sockets' `read_timeout`.
     pub fn read_timeout(&self) -> io::Result<Option<Duration>> {
         Ok(self.registration.timeout(Direction::Read))
     }
@@ -229,6 +250,10 @@ impl<T: AsFd> Async<T> {
     }
 
     /// The write timeout set by [`set_write_timeout`](Async::set_write_timeout).
+    ///
+    /// # Errors
+    ///
+    /// Never, as [`read_timeout`](Async::read_timeout).
     pub fn write_timeout(&self) -> io::Result<Option<Duration>> {
         Ok(self.registration.timeout(Direction::Write))
     }

@@ -30,6 +30,11 @@ impl ChildStdin {
 
     /// The pipe's descriptor, out of the reactor and blocking again: for a
     /// program that is not a green thread, or another child.
+    ///
+    /// # Errors
+    ///
+    /// If the descriptor cannot be duplicated (`EMFILE`: the process has as
+    /// many open as it may) or made blocking again.
     pub fn into_owned_fd(self) -> io::Result<OwnedFd> {
         let pipe = Sender::from(self.as_fd().try_clone_to_owned()?);
         // The reactor forgets the original as it closes; the copy shares its
@@ -99,6 +104,11 @@ macro_rules! output_pipe {
             /// The pipe's descriptor, out of the reactor and blocking
             /// again: for a program that is not a green thread, or another
             /// child (see [`Stdio`]'s `TryFrom`).
+            ///
+            /// # Errors
+            ///
+            /// If the descriptor cannot be duplicated (`EMFILE`: the
+            /// process has as many open as it may) or made blocking again.
             pub fn into_owned_fd(self) -> io::Result<OwnedFd> {
                 let pipe = Receiver::from(self.as_fd().try_clone_to_owned()?);
                 // The reactor forgets the original as it closes; the copy

@@ -18,28 +18,12 @@
 //! has taken the block's last message — when every sender that had a slot in
 //! it has written it and left.
 //!
-//! Why blocks rather than a node per message (the Vyukov intrusive queue this
-//! replaced), measured with `fibra-bench ractor-fanin` (N senders, one
-//! receiver) on a 2-core VM, messages per second at N = 1, 2, 16 and 1,000:
-//! nodes 4.1e6, 8.4e6, 9.8e6, 8.9e6 (crossbeam in the same run 1.8e7, 1.6e7,
-//! 1.9e7, 2.4e7); blocks 1.7e7, 1.5e7, 1.3e7, 1.7e7 (crossbeam 1.4e7, 1.5e7,
-//! 1.0e7, 2.1e7). With nodes, each message cost
-//! - an allocation by the sender and a free by the receiver on another OS
-//!   thread (the allocator's per-thread caches then fill on one side and
-//!   empty on the other: its locked slow path; the one *spare* node the
-//!   receiver handed back helped ping-pong only, where one message is in
-//!   flight at a time);
-//! - a compare-and-swap on the senders' cache line by the receiver (handing
-//!   the stub back as the spare), so that while the receiver was behind the
-//!   line went back and forth between it and the sender on every message;
-//! - a cache miss for each message's node, and a dependent one for the next
-//!   node's address.
-//!
 //! With blocks, the receiver writes nothing that a sender reads while it
 //! takes a block's messages; an allocation (or the spare) and a free serve
 //! a whole block; and consecutive messages share cache lines, so the receiver
 //! misses once per line, not once per message, and the next slot's address is
-//! known without a load.
+//! known without a load. (Measured against the node per message it replaced:
+//! `docs/internals/ractor-mailbox.md`.)
 //!
 //! Memory: a block holds as many slots as fit in [`BLOCK_BYTES`] (1 KiB), at
 //! most [`MAX_SLOTS`] (32: a slot of a `u64` message is 16 bytes, so such a
@@ -93,16 +77,8 @@
 //! installed the first block, which the sender's own `SeqCst` store would
 //! not order; the fence orders everything that happened before it.)
 //!
-//! This replaced a count of senders in flight in `state` (with `CLOSED`
-//! beside it), which each sender entered before it looked at `CLOSED` and
-//! left after it had written, the leaving read-modify-write being its look at
-//! `WAITING`: two read-modify-writes per message on the senders' shared
-//! line, besides the claim. Now a send has one on that line (the claim; a
-//! plain load of `state` is shared by every core until the receiver next
-//! waits) and a fence (`mfence` on x86_64), which, unlike a read-modify-write
-//! of the shared line, moves no line between cores. (Counted, not timed:
-//! on the shared 2-core VM where it was made, `ractor-fanin` runs of the two
-//! versions, taken in turn, differed by less than the noise between runs.)
+//! (It replaced a count of senders in flight, with two read-modify-writes
+//! per message on the senders' line: `docs/internals/ractor-mailbox.md`.)
 //!
 //! The waiter is never read while the receiver writes it: a thread *claims*
 //! the wake by clearing `WAITING` and counting itself among the `WAKERS` in

@@ -97,162 +97,20 @@
 //! | only shareable (deeply frozen) objects are shared | shared data is `Sync` behind an [`Arc`] ([`make_shareable`]) |
 //! | `Ractor::IsolationError` on access to another Ractor's objects | values that are neither `Send` nor `Sync` (an `Rc`, a `RefCell`, a green `Mutex`) cannot cross |
 //!
-//! # Where a round trip's time goes
+//! # Costs, and where they are measured
 //!
-//! A message from a Ractor on one worker to a Ractor on another that waits in
-//! [`Context::receive`], its worker idle. (Measured with the `fibra-bench
-//! ractor-pingpong` workload; counts read from the code and confirmed with
-//! `strace -c -f`.)
-//!
-//! **The receiver** found its queue empty and its worker with nothing else
-//! to run, so it did not park: it spins in `receive`, looking at the next
-//! slot's `ready` flag (`runtime::spin`; it stops at once, and parks, when another green
-//! thread of its worker becomes ready, another OS thread wakes one, a dump
-//! asks, or a thread waits on a socket, and it is bounded by the next timer).
-//! **The sender**, in [`Ractor::send`]: claims the next slot of the
-//! mailbox's current block and checks `CLOSED` (one compare-and-swap on the
-//! senders' line; once a block, it also installs the next block — the
-//! mailbox's spare one while two Ractors talk back and forth, so nothing is
-//! allocated), writes the message and the slot's `ready` flag (one line, the
-//! slot's), and after a `SeqCst` fence loads the mailbox's `state` (the
-//! senders' line, which it holds), which tells it that nobody waits: no
-//! wake, no remote ring, no eventfd.
-//!
-//! **The receiver** sees the slot's `ready` flag and reads the message
-//! beside it, on the line it has just fetched, and returns it: no park, no
-//! wake, no switch, no scheduler.
-//!
-//! | per one-way message | Mutex mailbox, locked wake list | lock-free node per message, parked receiver woken through the ring | now: blocks of slots, the receiver spins |
-//! |---|---|---|---|
-//! | locks taken | 5 | 0 | 0 |
-//! | atomic read-modify-writes | 14 | 10 and a fence | 1 (the sender's claim) and the sender's fence; a block's worth of messages adds 2 |
-//! | cache lines that cross between the cores | ~6 | 4: the senders' line, the two nodes, the ring slot; 3 of them after the wake | the slot's line, and the senders' line only when the receiver last wrote it (to wait, or once a block to hand back the spare) |
-//! | allocations | 0 (a `VecDeque`) | 0 (the spare node) | 0 (the spare block) |
-//! | system calls while both workers are awake | an `epoll_wait(0)` at times | none | none |
-//! | scheduler hops | 1 | 1 (the ring, then the run queue, then a switch) | 0 |
-//! | when the receiver's worker slept | eventfd write + epoll return | the same | the same, only then |
-//!
-//! A receiver that waits longer than its spin parks as before: it sets
-//! `WAITING`, the sender that finds it claims the wake and puts the thread's
-//! id into the worker's lock-free remote ring (no eventfd while the worker is
-//! awake), and the worker — which spins on the ring's head slot for what is
-//! left of the same budget before it sleeps — switches back to it.
-//!
-//! **How long to spin**, measured rather than guessed. The worker is idle
-//! either way: before, it spun up to `SPIN_BEFORE_SLEEP` (20 µs) on its ring
-//! before sleeping in epoll; now the thread spins first and the worker's loop
-//! spins only for what is left of the 20 µs, so a worker spins no longer in
-//! all than it did, and no green thread waits on a spinning one (it gives way
-//! within 32 looks, about a microsecond). 20 µs is about what a sleep and a
-//! wake through epoll and the eventfd cost here (`strace -c` of the workload
-//! averaged 5–15 µs per `epoll_wait` that slept and 2–7 µs per eventfd
-//! `write`): spinning that long before sleeping at most doubles the cost of
-//! sleeping (the two-competitive rule for spin-then-block). The reply of a
-//! chatty peer comes well inside 1 µs, so the bound does not show in
-//! ping-pong: `chrt -f 50 fibra-bench ractor-pingpong` with the spin at 1, 2,
-//! 5 and 20 µs gave fibra 1.50, 1.68, 1.41 and 1.40 times crossbeam's
-//! rate in the same runs (the last two while the machine was busier). A
-//! shorter spin would give up on replies that the worker's loop still spins
-//! for, and then pay the park and the wake that the spin is there to save.
-//!
-//! Measured on the shared 2-core VM, `chrt -f 50 fibra-bench ractor-pingpong
-//! --runtime floor-atomic,crossbeam,go`, ns per round trip (mean; the floor
-//! is two threads bouncing one line), in runs while the machine was quiet:
-//!
-//! | | fibra | crossbeam | Go | floor | fibra's rate ÷ crossbeam's, Go's | fibra ÷ floor |
-//! |---|---|---|---|---|---|---|
-//! | parked receiver, woken through the ring | 524 | 396 | 623 | 84.9 | 0.76, 1.19 | 6.2 |
-//! | spinning receiver (two runs) | 261, 253 | 382, 367 | 588, 604 | 79.6, 90.6 | 1.47 and 1.45, 2.26 and 2.39 | 3.3, 2.8 |
-//!
-//! Three runs of each build in turn while other builds loaded the machine
-//! (the floor at 415–820 ns): fibra at 0.76, 0.90 and 0.86 of crossbeam's
-//! rate with the parked receiver, 1.49, 1.66 and 1.60 times it with the
-//! spinning one; Go, whose two goroutines then share one OS thread and so
-//! lose nothing to the other load, was 1.33, 1.42 and 1.01 times fibra's rate
-//! in those runs. `strace -c -f` of the `--quick` workload (80,000 round
-//! trips): 50,016 `epoll_wait`s and 50,544 `write`s before, 2,776
-//! `epoll_wait`s now.
-//!
-//! The figures above were taken with a node per message (the spinning
-//! receiver alone); the queue of blocks of slots, which followed it, keeps
-//! the message beside its `ready` flag and hands the spare back once a
-//! block, taking the node and stub misses out of each message (see the
-//! mailbox's module docs). Both together, one quiet run of `fibra-bench
-//! ractor-pingpong` (`docs/report/ractor-run-round3.txt`): fibra 142 ns a
-//! round trip (p50 160, p99 231), crossbeam 325, Go 363, the floor 86.6 —
-//! fibra 1.64× the floor.
-//!
-//! # What an idle Ractor costs
-//!
-//! A Ractor whose body has started and waits (in `receive`, say) holds one
-//! touched page of its stack — 4 KiB on x86_64, the least a stack with a
-//! guard page below it can touch — and about 760 bytes of heap. Measured
-//! with `fibra-bench ractor-scale` (100,000 Ractors, x86_64, release build,
-//! its idle figure: resident memory with all of them waiting, settled):
-//! 4,859 B each. The heap, with `std::mem::size_of` and what glibc's
-//! allocator rounds it to:
-//!
-//! | what | size | heap per Ractor |
-//! |---|---|---|
-//! | ports (`Arc`): the mailbox's two cache lines (128 B), the outbox (120 B), 64-byte aligned | 256 B | ~370 B (aligned block and header) |
-//! | the mailbox's first block: none until the first message (see its module docs) | 0 | 0 |
-//! | outcome (`Arc<Mutex<…>>`: finished, value, joiners) | 88 B | 112 B |
-//! | green thread: its entry in the task slab | 56 B | 64 B, ~84 B with the slab's spare capacity |
-//! | green thread: its fiber (`Rc<Fiber>`) | 32 B | 48 B |
-//! | the worker's census entry (for dumps) | 48 B | ~63 B with spare capacity |
-//! | run-queue capacity kept from the burst of starts | 16 B | ~21 B |
-//!
-//! What the body's closure captures, and the `Context`, live on its stack.
-//! Starting a Ractor once took three more boxes and a join handle's shared
-//! slot (80 B that stayed until the body ended): its creator now makes one
-//! box, the green thread's whole code, which the worker spawns as it is
-//! (no `JoinHandle`; a body that gets no stack ends its Ractor with the
-//! reason as a [`RemoteError::Panicked`]). That took the idle figure from
-//! 4,994 B to 4,859 B.
-//!
-//! A goroutine costs about 2.8 KiB (Go starts stacks at 2 KiB and moves them
-//! as they grow; its collector knows every pointer into a stack), an Erlang
-//! process about 2.7 KiB. A Rust stack cannot move while anything points
-//! into it, so the page is fibra's floor per started Ractor unless its
-//! stack is compacted: a pool whose runtimes compact parked green threads
+//! While both workers are awake, a message between Ractors on two workers
+//! takes no lock, no allocation and no system call: a receiver with nothing
+//! else to run spins briefly in [`Context::receive`] before it parks. A
+//! started Ractor that waits holds one touched page of its stack and about
+//! 760 bytes of heap; a pool whose runtimes compact parked green threads
 //! ([`Pool::with_runtime`] with
-//! [`Builder::compact_parked_after`](crate::runtime::Builder::compact_parked_after),
-//! `unsafe` because only the program can promise that no other OS thread
-//! uses a parked thread's stack) keeps the used bytes of each waiting
-//! body's stack on the heap and gives its page back: 1,452 B per idle
-//! Ractor in the same run (0.51× a goroutine). A Ractor that has not
-//! started yet holds no stack at all (green threads take theirs when they
-//! first run).
-//!
-//! **Where creating one goes** (creating, messaging and joining 100,000;
-//! `perf record`, `strace -c -f`): no system call per Ractor — stacks are
-//! carved from reservations that double up to 1 GiB (74 `mmap`s), their
-//! guard pages installed 256 to a `process_madvise`, and freed stacks go
-//! back to a per-thread pool (about 150 more `process_madvise`s when more
-//! than 4,096 are free, to give the coldest back); the other calls are
-//! glibc growing its heaps (`brk`, and `mprotect` for the workers' arenas,
-//! ~1,200) and the main thread's waits. Ractor::new makes two
-//! allocations (ports, outcome) and one box, takes the chosen
-//! worker's inbox lock and pushes the job; the worker's dispatching green
-//! thread takes all queued jobs at once and spawns each (a slab entry, a
-//! run-queue push): the detour through it costs a switch and a wake per
-//! batch of jobs, not per Ractor, while the creator outpaces the worker
-//! (100,000 Ractors: from 400 to 23,000 `futex` calls a run, most of them
-//! the creator's joins waiting for a worker). The time then goes to the kernel (`perf record` of
-//! one run, share of its samples): the first touch of each stack's page is
-//! a page fault that allocates and zeroes it, ~37 % — the cost a goroutine
-//! pays for every two of its 2 KiB stacks; the batched `process_madvise`s,
-//! ~21 %: installing guards (a page-table walk each, ~6 %) and giving back
-//! the stacks freed as the Ractors end, beyond the 4,096 the pool keeps warm
-//! (zapping their pages and freeing them, ~11 %); the allocator ~5–13 %
-//! (blocks made on the creating thread are freed on the workers); the
-//! scheduler, the switch and the mailbox a few percent each. Under
-//! callgrind (10,000 Ractors, where `process_madvise` is refused and each
-//! guard is a `madvise` of its own) the child went from 7,700 to 4,700
-//! instructions a Ractor with the changes above, 9 to 6 `malloc`s.
-//! Compacting adds a copy of the used stack (several hundred bytes) each
-//! way, a second page fault on restore (inside the copy back), and a share
-//! of one `process_madvise` per 1,024 compacted stacks.
+//! [`Builder::compact_parked_after`](crate::runtime::Builder::compact_parked_after))
+//! gives that page back. The measurements and the accounting behind these
+//! are in the repository: `docs/internals/ractor-round-trip.md` (where a
+//! round trip's time goes, and how long a receiver spins) and
+//! `docs/internals/ractor-idle-cost.md` (what an idle Ractor costs, and
+//! where creating one goes).
 //!
 //! # Ruby names
 //!

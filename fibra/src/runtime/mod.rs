@@ -107,95 +107,21 @@
 //! makes it unsound — another OS thread using the stack of a parked thread —
 //! is something only the program can rule out (hence `unsafe`).
 //!
-//! **When.** Each park of a runtime that compacts is queued with its time
-//! and its number among the thread's parks (a push, on the park); at the end
-//! of each round of the scheduler, the parks older than the threshold whose
-//! thread is still in them, and lends nothing then, are compacted, and an
-//! idle runtime wakes from its poller in time for the oldest. Switching
-//! into a thread tests whether it is compacted and, if it is, copies the
-//! bytes back first. A runtime that does not compact pays two never-taken
-//! branches — one on a park, one on a switch in — and nothing else.
+//! How a runtime decides when to compact, and the audit behind the `unsafe`
+//! (what may touch a parked thread's stack, and why none of it does while
+//! the stack is compacted), are in the repository's
+//! `docs/internals/compaction.md`. A change that lets anything else reach a
+//! parked thread's stack — a wait record kept on the stack, a new way for
+//! fibra to lend part of one — must keep that audit true (a thread that
+//! lends is marked as lending, as `block_on` and [`scope`] do) and update it.
 //!
-//! **What may touch a parked thread's stack, and why none of it does while
-//! the stack is compacted** (the audit behind the `unsafe`):
+//! # Costs, and where they are measured
 //!
-//! - *The scheduler* switches into a parked thread only in `run_task` and in
-//!   a dump's trace (`Scheduler::section`); both restore first. A thread's
-//!   fiber header (its state, its saved stack pointer) is at the top of its
-//!   stack, among the moved bytes: nothing reads it while compacted, and a
-//!   task dropped while compacted (the end of the runtime) puts its stack
-//!   back before its fiber is dropped and unwound (`Task` drops `compacted`
-//!   before `code`). An abandoned thread (under `panic = "abort"`) is leaked
-//!   whole.
-//! - *fibra's wait records* — the nodes of `sync`'s wait lists (mutex,
-//!   condvar, channels and `Select`), joins, timers, the deadlines of
-//!   `time::timeout`, the reactor's
-//!   registrations, Ractor mailbox and outbox waiters, `blocking`'s result
-//!   slot — are on the heap (slabs, `Rc`s and `Arc`s) and name the thread by
-//!   its id; a wake from another OS thread goes through the runtime's remote
-//!   queue and is handled by the runtime's own OS thread, which is the one
-//!   that compacts and restores: a wake can never meet a compaction half
-//!   done. All of this is safe Rust: the only `unsafe` code is in `arch`,
-//!   `stack` and `fiber`.
-//! - *Messages of a switch* (`fiber/message.rs`) point at a value on the
-//!   sender's stack only for the instant of the switch; a park and a wake
-//!   carry `()`, a tag with no address.
-//! - *Fibers a green thread resumed*: a thread cannot park from inside a
-//!   fiber it resumed (the park refuses), so a parked thread's context is
-//!   always its own stack; a fiber it left suspended has a stack of its
-//!   own, which is not compacted, and can only point into the thread's stack
-//!   if its types borrow from it — then it is not `'static` and no other
-//!   thread can resume it.
-//! - *Other green threads, Ractors, the reactor, timers, wakers* reach only
-//!   what was handed to them, and everything fibra hands across is `'static`
-//!   ([`spawn`], channels, Ractors, `blocking`, [`Unparker`],
-//!   [`Handle::spawn`]): safe code cannot give them a reference into a
-//!   thread's stack — but for the threads of a [`scope`], below.
-//! - *What fibra itself lends from a stack*: a future under
-//!   [`block_on`](crate::block_on) (and `fibra::tokio::block_on`, which is
-//!   `block_on`) is pinned on its thread's stack and, once polled, may have
-//!   lent part of itself to whatever wakes it — an intrusive waiter node, as
-//!   tokio's timers, `Notify` and semaphores keep, written by tokio's driver
-//!   on another OS thread. It stays lent until the future is dropped, across
-//!   `block_on`'s own parks and across any wait of fibra's made inside the
-//!   future's poll. So `block_on` marks its thread as *lending* for as long
-//!   as it runs (a count per thread: `block_on`s nest), and a thread that
-//!   lends is never compacted: the count is checked when the sweep would
-//!   compact it, not only when the park was queued, and each queued park is
-//!   named by its number among the thread's parks, so an entry left by an
-//!   earlier park never stands for a later one. [`scope`] lends its thread's
-//!   stack to the threads it spawns, which read and write what they borrow
-//!   there while it parks: it marks its thread as lending in the same way,
-//!   for as long as it runs (its wait for them included). Nothing else of
-//!   fibra's lends: Ractor futures register their waker in the Ractor's heap state;
-//!   the spin of `spin.rs` runs on the thread itself, which is not parked;
-//!   `blocking` takes a `'static` closure and returns through an `Arc`;
-//!   `fibra::tokio` keeps its enter guards in a thread-local list; a dump
-//!   restores a compacted thread before it traces it, and queues it again as
-//!   the same park, so every check applies again at the next sweep.
-//! - *What fibra cannot see*, the contract of the `unsafe`: safe code can
-//!   lend a local to another OS thread while its green thread parks in a wait
-//!   of fibra's outside `block_on` — `std::thread::scope` (rayon's and
-//!   crossbeam's scopes, `rayon::join`) entered in the green thread, or a
-//!   future pinned on the stack and polled by an executor of the program's
-//!   own that parks with [`park`] — and unsafe code can hand a raw pointer to
-//!   a local to another thread or a C library. The safety section of
-//!   [`Builder::compact_parked_after`] rules these out.
-//! - *Signals, the overflow handler*: a signal runs on the stack that is
-//!   running or on the alternate stack, never on a parked one; the guard
-//!   page below a compacted stack stays a guard (only the usable pages are
-//!   advised), and its chunk stays registered with the overflow handler.
-//! - *Below the saved stack pointer* nothing is live (a context suspends by
-//!   calling the switch, so it is no leaf function using the x86_64 red
-//!   zone), so the lowest page is given back whole and only `[sp, top)` is
-//!   copied.
-//! - *Valgrind* sees ordinary copies: the bytes written back carry the
-//!   definedness they were copied out with; `tests/compaction.rs` runs
-//!   clean under memcheck.
-//! - *The stall detector and dumps*: the watchdog reads only counters; a
-//!   dump restores each compacted thread to trace it (its
-//!   [`ThreadDump::compacted`] says how many bytes it had kept), and the
-//!   runtime compacts it again at its next sweep.
+//! A wait on a socket costs no `epoll_ctl` (a socket is registered once,
+//! when it is made) and a wake no allocation. What an IO round trip costs —
+//! system calls, instructions and cache misses, beside tokio's
+//! current-thread runtime on the same workload — is measured in the
+//! repository's `docs/internals/reactor-costs.md`.
 //!
 //! # Ruby names
 //!

@@ -15,50 +15,10 @@
 //! only when a green thread waits on one: a runtime that waits on none makes
 //! none.
 //!
-//! `fibra-bench echo` (1,000 connections on one OS thread, 64-byte messages
-//! each written then read back whole, client and server in the same runtime)
-//! per round trip, before and after the scheduler's passes were capped at 64
-//! threads (2026-11-23), beside tokio's current-thread runtime on the same
-//! workload. System calls: `strace -c -f`, 100,000 round trips; instructions
-//! and first-level data cache misses in user space: `valgrind
-//! --tool=cachegrind`, the difference between runs of 40 and 20 round trips
-//! per connection (20,000 round trips):
-//!
-//! | per round trip | fibra before | fibra after | tokio |
-//! |---|---|---|---|
-//! | `sendto` | 2 | 2 | 2 |
-//! | `recvfrom` | 3.02 (1.01 fail with `EAGAIN`) | 3.02 (1.01 fail) | 3 (1 fails) |
-//! | `epoll_wait` | 0.012 | 0.042 | 0.053 |
-//! | `epoll_ctl` | 0 | 0 | 0 |
-//! | instructions (user space) | 1,514 | 1,486 | 2,467 |
-//! | L1 data misses (user space, simulated) | 33 | 30 | 16 |
-//!
-//! Both runtimes make the same system calls, and the time is in the kernel:
-//! `perf record -e cpu-clock` puts 87–90 % of either one's samples there,
-//! `sendto` 55–60 % (on loopback the sender's call also runs the receiver's
-//! TCP input and the epoll callback), the reads about 20 %, `epoll_wait` 4–5 %.
-//! What fibra's loop controls of that is `epoll_wait`: passes of up to 2,000
-//! threads let hundreds of events pile up, whose sockets are cold by the time
-//! `epoll_wait` reads them; with passes of 64 its share fell from about 5.1 %
-//! to 3.6 % of the samples (tokio's: 4 %) — too little to show end to end on
-//! the shared 2-core VM, where five runs each gave medians of 25.7 µs a round
-//! trip before, 25.8 µs after and 25.6 µs for tokio (runs spread ±10 %: fibra
-//! and tokio are level). In user space fibra runs 40 % fewer
-//! instructions than tokio but misses the first-level cache twice as often
-//! (11–13 % of the samples against 8–10 %): each green thread resumed brings
-//! in its fiber's header, its saved registers and its frames, where a tokio
-//! task is one small heap object.
-//!
-//! Tried and not kept: `TCP_INQ`, which makes each `recvmsg` say whether it
-//! emptied the socket, so that the echo client's read of exactly one reply
-//! would not leave the socket "perhaps ready" and cost a `recv` that fails.
-//! It removes that call (4.06 system calls a round trip instead of 5.03), but
-//! `recvmsg` is dearer than `recv`: on the VM of these figures (best of 15
-//! blocks of 100,000 calls) a `recv` that fails costs 410–530 ns, a `recv` of
-//! 64 bytes 770–860 ns and a `recvmsg` of 64 bytes 1,040–1,320 ns, with the
-//! option or without. Every read pays about 300 ns to save one failing call
-//! on some of them; in the echo the server's reads are short, so already
-//! park without a failing call, and the share of the samples in reads rose.
+//! The measurements — system calls, instructions and cache misses per round
+//! trip of `fibra-bench echo` beside tokio, where the time goes, and what
+//! was tried and not kept (`TCP_INQ`) — are in the repository's
+//! `docs/internals/reactor-costs.md`.
 //!
 //! # Many waiters on one socket
 //!

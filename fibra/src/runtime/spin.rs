@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 /// why that long), which the thread then has spent, so the loop does not spin
 /// again on top of it. Any shorter spin would give up on replies that the
 /// worker still waits for, spinning, in its loop — and then pay the park and
-/// the wake that the spin is for. (The measured figures are in `ractor`'s
-/// "Where a round trip's time goes".)
+/// the wake that the spin is for. (The measured figures are in
+/// `docs/internals/ractor-round-trip.md`, "How long to spin".)
 pub(crate) const SPIN_FOR_MESSAGE: Duration = scheduler::SPIN_BEFORE_SLEEP;
 
 /// How many looks between two checks of the clock and of the worker's other

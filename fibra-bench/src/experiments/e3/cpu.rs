@@ -13,9 +13,6 @@ use crate::measure::{Outcome, Runs, figure_of};
 use crate::peers::Launcher;
 use crate::record::{self, Record};
 use crate::report::{SPREAD_NOTE, Table, grouped, short};
-use flate2::Compression;
-use flate2::write::ZlibEncoder;
-use std::io::Write;
 use std::time::Duration;
 
 /// The variant's name, for records and peers' command lines.
@@ -69,21 +66,6 @@ pub fn random_hex(len: usize) -> Vec<u8> {
     }
     text.truncate(len);
     text
-}
-
-/// The length of `input` deflated in the zlib format at the default level (6),
-/// with flate2 on its zlib-rs backend. (Its default backend, miniz_oxide,
-/// builds its compressor state on the stack in a debug build and overflows a
-/// Ractor's 256 KiB stack.)
-pub fn deflated_len(input: &[u8]) -> usize {
-    let mut encoder = ZlibEncoder::new(Vec::with_capacity(input.len()), Compression::default());
-    encoder
-        .write_all(input)
-        .expect("writing to a Vec does not fail");
-    encoder
-        .finish()
-        .expect("writing to a Vec does not fail")
-        .len()
 }
 
 /// The names of the runtimes measured.
@@ -251,6 +233,7 @@ fn records(size: Size, results: &[(&str, Outcome<Runs<Times>>)]) -> Vec<Record> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiments::e3::deflate::deflated_len;
 
     #[test]
     fn the_text_is_the_one_every_peer_generates() {

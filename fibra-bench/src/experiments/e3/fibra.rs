@@ -2,7 +2,7 @@
 //! core for the deflates.
 
 use super::Times;
-use super::cpu::deflated_len;
+use super::deflate::deflated_len;
 use fibra::ractor::{Context, Ractor, make_shareable};
 use fibra::time::sleep;
 use std::time::{Duration, Instant};

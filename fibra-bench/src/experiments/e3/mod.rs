@@ -4,6 +4,7 @@
 //! 16 deflates run one after another and then in 16 Ractors on every core.
 
 mod cpu;
+mod deflate;
 mod fibra;
 mod io;
 mod tokio;

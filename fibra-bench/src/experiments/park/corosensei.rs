@@ -2,7 +2,7 @@
 //! suspended in its first `suspend`. It maps each stack with a guard page of
 //! its own, so it meets the map-count wall ([`crate::experiments::wall`]).
 
-use super::child::{Parked, Run};
+use super::run::{Parked, Run};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
 
@@ -32,7 +32,7 @@ pub fn coroutines(run: &'static Run) -> Result<Parked, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::park::child::tests::run;
+    use crate::experiments::park::run::tests::run;
 
     #[test]
     fn parks_every_coroutine() {

@@ -2,7 +2,7 @@
 //! `suspend`; and green threads, each parked in `fibra::runtime::park`, as
 //! they are and compacted (`Builder::compact_parked_after`).
 
-use super::child::{Parked, Run};
+use super::run::{Parked, Run};
 use crate::experiments::wall;
 use fibra::runtime::Builder;
 use fibra::{Fiber, Step};
@@ -84,7 +84,7 @@ fn threads_of(builder: Builder, run: &'static Run) -> Result<Parked, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::park::child::tests::run;
+    use crate::experiments::park::run::tests::run;
 
     #[test]
     fn parks_every_fiber_and_thread() {

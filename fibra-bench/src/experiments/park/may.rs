@@ -3,7 +3,7 @@
 //! so it meets the map-count wall ([`crate::experiments::wall`]), where its
 //! spawn panics: the child's panic hook reports how far it got.
 
-use super::child::{Parked, Run};
+use super::run::{Parked, Run};
 use crate::experiments::may_child::spawn;
 use may::sync::WaitGroup;
 

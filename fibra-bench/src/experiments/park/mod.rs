@@ -12,6 +12,7 @@ mod child;
 mod corosensei;
 mod fibra;
 mod may;
+mod run;
 mod tokio;
 
 use super::scale::{self, Scale, bytes};

@@ -1,7 +1,7 @@
 //! park-scale on tokio: tasks on a current-thread runtime, each pending on one
 //! shared `Notify`.
 
-use super::child::{Parked, Run};
+use super::run::{Parked, Run};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::Notify;
@@ -33,7 +33,7 @@ pub fn tasks(run: &'static Run) -> Result<Parked, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::park::child::tests::run;
+    use crate::experiments::park::run::tests::run;
 
     #[test]
     fn parks_every_task() {

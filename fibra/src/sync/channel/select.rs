@@ -283,6 +283,10 @@ impl<'s, 'a> SelectedOperation<'s, 'a> {
     /// The outcome of the selected receive: the message, or [`RecvError`] if
     /// the channel was empty and disconnected.
     ///
+    /// # Errors
+    ///
+    /// [`RecvError`] if the channel was empty and every sender gone.
+    ///
     /// # Panics
     ///
     /// If the selected operation is not a receive from `rx`'s channel.
@@ -306,6 +310,10 @@ impl<'s, 'a> SelectedOperation<'s, 'a> {
 
     /// The outcome of the selected send: `Ok` if the message was sent, or
     /// [`SendError`] with the message if every receiver was gone.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`], with the message, if every receiver was gone.
     ///
     /// # Panics
     ///

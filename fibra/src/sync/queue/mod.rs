@@ -1,6 +1,30 @@
 //! Ruby's `Thread::Queue` and `Thread::SizedQueue`, between any threads:
 //! [`Queue`] and [`SizedQueue`] (also at [`fibra::sync`](crate::sync)), their
 //! errors, and the iterators that pop until the queue is closed.
+//!
+//! Use them where work crosses OS threads — green threads of different
+//! runtimes, plain threads, Ractor bodies; between the green threads of one
+//! runtime a [`channel`](crate::sync::channel) is cheaper. A [`SizedQueue`]
+//! makes a fast producer wait for a slow consumer:
+//!
+//! ```
+//! use fibra::sync::SizedQueue;
+//!
+//! let queue = SizedQueue::new(2); // at most two items wait
+//! let feeder = queue.clone();
+//! let total = fibra::run(move || {
+//!     let producer = fibra::spawn(move || {
+//!         for n in 1..=10 {
+//!             feeder.push(n).unwrap(); // parks while two items wait
+//!         }
+//!         feeder.close();
+//!     });
+//!     let total: u32 = queue.iter().sum(); // pops until closed and empty
+//!     producer.join().unwrap();
+//!     total
+//! });
+//! assert_eq!(total, 55);
+//! ```
 
 mod error;
 mod shared;
