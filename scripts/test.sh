@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's tests, exactly as the README and CI run them: every crate's unit,
-# behaviour and doc tests; fibra-http's HTTPS tests (feature tls) and its JSON
+# behaviour and doc tests (the user's guide's examples among them, as the
+# fibra-guide crate's doc tests); fibra-http's HTTPS tests (feature tls) and its JSON
 # API's tests and doc examples (feature serde); its middleware's tests and
 # access log's doc example (feature log), and the access log as tracing
 # events (feature tracing); fibra's tokio
