@@ -12,6 +12,7 @@
 
 mod chart;
 mod cli;
+mod cpu;
 mod ctx;
 mod experiments;
 #[cfg(target_arch = "x86_64")]
