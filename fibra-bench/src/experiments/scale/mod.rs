@@ -61,8 +61,12 @@ fn units(ctx: &Ctx) -> u64 {
 }
 
 /// How long a program may go on creating before it stops where it is (Ruby
-/// slows down as its threads pile up); well inside the run's time limit.
-const CREATE_LIMIT: Duration = Duration::from_secs(40);
+/// slows down as its threads pile up, ~20 s to its thread limit at 32,000);
+/// well inside the run's time limit, and by default short enough for the
+/// default run's ten minutes (Ruby's three runs are most of ractor-scale's).
+fn create_limit(ctx: &Ctx) -> Duration {
+    Duration::from_secs(ctx.size(5, 5, 40))
+}
 
 /// One run's figures.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -262,7 +266,7 @@ pub fn measure(
         progress::step(&format!("{label} (run {run}/{RUNS})"));
         let mut cmd = peer.command();
         cmd.arg(n.to_string())
-            .arg(CREATE_LIMIT.as_secs().to_string())
+            .arg(create_limit(ctx).as_secs().to_string())
             .args(extra);
         let ran = process::run_capturing(&mut cmd, ctx.timeout)
             .map_err(|e: RunError| e.to_string())
