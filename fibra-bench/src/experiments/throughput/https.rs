@@ -59,7 +59,7 @@ fn run(ctx: &Ctx) -> Section {
         // Every connection's handshake falls within the run: 1,000 of them
         // take a second or more of 2 busy cores, so a 2 s run can end with
         // none answered.
-        duration: Duration::from_secs(ctx.size(3, 3, 10)),
+        duration: Duration::from_secs(ctx.size(3, 4, 10)),
         judged: false,
         note: Some(
             "each connection's TLS handshake is made within the timed run (one a \
