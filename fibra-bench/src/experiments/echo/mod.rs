@@ -15,13 +15,13 @@ mod tokio;
 use super::rates::{self, Plan, Runner, Runtime};
 use super::{Experiment, Section};
 use crate::chart::Chart;
+use crate::cpu::{self, us_each};
 use crate::ctx::{Ctx, RUNS};
 use crate::measure::{Best, Outcome, Rated, Runs, Timed};
 use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
 use crate::record::{self, Record};
 use crate::report::{SPREAD_NOTE, Table, eng, grouped, short};
-use crate::{cpu, cpu::us_each};
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
