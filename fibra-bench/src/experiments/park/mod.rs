@@ -199,7 +199,8 @@ fn run(ctx: &Ctx) -> Section {
         for (&n, size) in sizes.iter().zip(at.iter_mut()) {
             let label = format!("{} {}: {name}", EXPERIMENT.name, grouped(n));
             let extra = runtime.program.extra();
-            let (outcome, stopped) = scale::measure(ctx, &label, &peer, &extra, n, "rss_kb");
+            let limit = scale::CREATE_LIMIT;
+            let (outcome, stopped) = scale::measure(ctx, &label, &peer, &extra, n, "rss_kb", limit);
             size.results.push((name, outcome));
             size.stopped.extend(stopped.map(|why| (name, why)));
         }
@@ -511,7 +512,9 @@ mod tests {
             ("corosensei", "wall.sh"),
             ("ruby", "hangs.sh"),
         ] {
-            let (outcome, stopped) = scale::measure(&ctx, name, &peer(script), &[], 1000, "rss_kb");
+            let limit = scale::CREATE_LIMIT;
+            let (outcome, stopped) =
+                scale::measure(&ctx, name, &peer(script), &[], 1000, "rss_kb", limit);
             if let Outcome::Measured(runs) = &outcome {
                 // A run that stops short is not repeated.
                 assert_eq!(runs.count, if stopped.is_some() { 1 } else { RUNS });
