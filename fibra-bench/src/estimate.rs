@@ -20,7 +20,7 @@ const SECONDS: &[(&str, u64, u64)] = &[
     ("e3", 50, 45),
     ("e4", 65, 30),
     ("spawn", 15, 5),
-    ("echo", 25, 5),
+    ("echo", 25, 8),
     ("http-throughput", 85, 65),
     ("https-throughput", 36, 28),
     ("ractor-pingpong", 45, 15),
