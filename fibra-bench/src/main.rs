@@ -12,7 +12,9 @@
 
 mod chart;
 mod cli;
+mod cpu;
 mod ctx;
+mod estimate;
 mod experiments;
 #[cfg(target_arch = "x86_64")]
 mod floor;
@@ -35,6 +37,7 @@ use experiments::{Experiment, Section};
 use machine::Machine;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -56,17 +59,33 @@ fn main() -> ExitCode {
     let machine = Machine::this();
     let settings = settings(&ctx);
     println!("{}\n{settings}", machine.line());
-    progress::start(chosen.len());
+    let started = Instant::now();
+    progress::start(
+        chosen
+            .iter()
+            .map(|e| estimate::of(e.name, ctx.level))
+            .collect(),
+    );
     let mut sections = Vec::new();
     for (k, e) in chosen.iter().enumerate() {
         progress::experiment(k + 1, e.name);
+        let began = Instant::now();
         let section = (e.run)(&ctx);
-        progress::print(&format!("\n# {}: {}\n\n{section}", e.name, e.description));
+        progress::print(&format!(
+            "\n# {}: {}\n\n{section}{}",
+            e.name,
+            e.description,
+            took(began.elapsed(), estimate::of(e.name, ctx.level))
+        ));
         sections.push(section);
     }
     progress::step("asking the runtimes for their versions");
     let versions = peers::versions::versions();
     progress::finish();
+    println!(
+        "\nthe run took {} (peers' builds included)",
+        estimate::minutes(started.elapsed())
+    );
     let run = html::Run {
         machine: &machine,
         versions: &versions,
@@ -83,6 +102,15 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The line after an experiment's tables: how long it took, and the estimate
+/// it was given, if any.
+fn took(elapsed: Duration, estimate: Option<Duration>) -> String {
+    let estimate = estimate.map_or(String::new(), |e| {
+        format!(" (estimated {})", estimate::minutes(e))
+    });
+    format!("\ntook {}{estimate}\n", estimate::minutes(elapsed))
 }
 
 /// What the run measured, in words: the sizes and the runtimes.

@@ -63,6 +63,12 @@ impl Serving {
         Ok(Serving { process, addr })
     }
 
+    /// The server's process id: where its CPU time is read
+    /// ([`crate::cpu::of_process`]).
+    pub fn pid(&self) -> u32 {
+        self.process.child.id()
+    }
+
     /// Runs the client `f` against the server. When `f` fails because the
     /// server exited meanwhile, the error says how the server exited, not how
     /// its connection broke; once it has exited, every later call fails so at
@@ -175,7 +181,8 @@ mod tests {
         .unwrap();
         assert_eq!(server.addr.port(), 9);
         assert_eq!(server.run(|addr| Ok(addr.port())), Ok(9));
-        let pid = server.process.child.id();
+        let pid = server.pid();
+        assert!(crate::cpu::of_process(pid).is_ok());
         drop(server);
         assert!(
             !std::path::Path::new(&format!("/proc/{pid}")).exists(),

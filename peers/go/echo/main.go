@@ -8,9 +8,10 @@
 //
 // Build: go -C peers/go/echo build -o /abs/OUT .
 // Usage: OUT <C> <R> <B>
-// Prints one line: "round_trips=<int> ns=<int>": C*R, and the monotonic wall
-// time of the round trips only; the C connections are opened first, one
-// after another, before the clock starts. Go raises its own soft limit on
+// Prints one line: "round_trips=<int> ns=<int> cpu_ns=<int>": C*R, the
+// monotonic wall time of the round trips only, and the CPU time (user +
+// system, getrusage(RUSAGE_SELF)) the process spent over them; the C
+// connections are opened first, one after another, before the clocks start. Go raises its own soft limit on
 // open files (Go >= 1.19), which needs 2*C of them.
 package main
 
@@ -23,6 +24,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -70,6 +72,15 @@ func client(conn net.Conn, fill byte, rounds, size int, wg *sync.WaitGroup, errs
 	}
 }
 
+// cpuTime is the CPU time (user + system) this process has used so far.
+func cpuTime() time.Duration {
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
+		fail(err)
+	}
+	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+}
+
 func arg(s string) int {
 	n, err := strconv.Atoi(s)
 	if err != nil || s[0] < '0' || s[0] > '9' || n < 1 || n > 1e9 {
@@ -111,16 +122,16 @@ func main() {
 	errs := make(chan error, conns)
 	var wg sync.WaitGroup
 	wg.Add(conns)
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), cpuTime()
 	for i, conn := range clients {
 		go client(conn, byte(i), rounds, size, &wg, errs)
 	}
 	wg.Wait()
-	elapsed := time.Since(t0)
+	elapsed, cpu := time.Since(t0), cpuTime()-cpu0
 	select {
 	case err := <-errs:
 		fail(err)
 	default:
 	}
-	fmt.Printf("round_trips=%d ns=%d\n", conns*rounds, elapsed.Nanoseconds())
+	fmt.Printf("round_trips=%d ns=%d cpu_ns=%d\n", conns*rounds, elapsed.Nanoseconds(), cpu.Nanoseconds())
 }

@@ -40,7 +40,7 @@ pub struct Size {
 fn size(ctx: &Ctx) -> Size {
     Size {
         jobs: 16,
-        bytes: ctx.size(1 << 20, 4 << 20, 8 << 20),
+        bytes: ctx.size(1 << 20, 1 << 20, 8 << 20),
     }
 }
 

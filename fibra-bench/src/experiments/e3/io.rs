@@ -29,7 +29,7 @@ const VARIANT: &str = "io";
 
 /// How many times shorter than the seed's this run's sleeps are.
 fn divisor(ctx: &Ctx) -> u64 {
-    ctx.size(100, 10, 1)
+    ctx.size(100, 20, 1)
 }
 
 /// This run's sleeps, in milliseconds.
@@ -220,7 +220,7 @@ mod tests {
         let mut ctx = Ctx::new(Level::Quick);
         assert_eq!(sleeps_ms(&ctx), [30, 20, 50]);
         ctx.level = Level::Default;
-        assert_eq!(sleeps_ms(&ctx), [300, 200, 500]);
+        assert_eq!(sleeps_ms(&ctx), [150, 100, 250]);
         ctx.level = Level::Full;
         assert_eq!(sleeps_ms(&ctx), SEED_MS);
     }

@@ -56,8 +56,8 @@ const SPEED_UP_TARGET: f64 = 0.9;
 /// both), scaled down for the quick and default levels.
 fn work(ctx: &Ctx) -> Work {
     Work {
-        fib: ctx.size(30, 34, 43),
-        sleep: Duration::from_millis(ctx.size(50, 200, 2000)),
+        fib: ctx.size(30, 32, 43),
+        sleep: Duration::from_millis(ctx.size(50, 100, 2000)),
     }
 }
 

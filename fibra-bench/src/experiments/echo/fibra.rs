@@ -1,14 +1,14 @@
 //! The echo on fibra: one `fibra::run`, a green thread per connection on each
 //! side.
 
-use super::{Size, client, serve};
+use super::{Clocks, Size, client, serve};
 use fibra::net::{TcpListener, TcpStream};
 use std::io;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Opens `size.connections` connections to an echo server, then times their
-/// round trips, all made at once.
-pub fn echo(size: Size) -> io::Result<Duration> {
+/// round trips, all made at once: their wall time and this process's CPU time.
+pub fn echo(size: Size) -> io::Result<(Duration, Duration)> {
     fibra::run(move || {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
@@ -31,7 +31,7 @@ pub fn echo(size: Size) -> io::Result<Duration> {
             // stall a connect for a 1 s SYN retransmission.
             fibra::runtime::yield_now();
         }
-        let start = Instant::now();
+        let clocks = Clocks::start();
         let clients: Vec<_> = streams
             .into_iter()
             .enumerate()
@@ -42,6 +42,6 @@ pub fn echo(size: Size) -> io::Result<Duration> {
                 .join()
                 .map_err(|e| io::Error::other(e.to_string()))??;
         }
-        Ok(start.elapsed())
+        Ok(clocks.stop())
     })
 }

@@ -2,36 +2,47 @@
 //! connection that writes back what it reads) and 1,000 client connections,
 //! all in one process on one OS thread, each client making R round trips of a
 //! small message (write it, read it back whole). The rate is round trips per
-//! second. Connections are opened before the clock starts.
+//! second, and the cost is the process's CPU time per round trip. Connections
+//! are opened before the clocks start. Every runtime runs in a process of its
+//! own (fibra's, tokio's and may's as [`child`]), so that each one's CPU time
+//! is read the same way: by the process itself, over its round trips.
 
+mod child;
 mod fibra;
 mod may;
 mod tokio;
 
 use super::rates::{self, Plan, Runner, Runtime};
-use super::{Experiment, Section, limits};
+use super::{Experiment, Section};
 use crate::chart::Chart;
+use crate::cpu::{self, us_each};
 use crate::ctx::{Ctx, RUNS};
-use crate::measure::{Outcome, Runs, Timed};
+use crate::measure::{Best, Outcome, Rated, Runs, Timed};
 use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
-use crate::record::Record;
+use crate::record::{self, Record};
 use crate::report::{SPREAD_NOTE, Table, eng, grouped, short};
 use std::io::{self, Read, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "echo",
     description: "TCP echo round trips over loopback, 1,000 concurrent connections",
     default: true,
     runtimes: || rates::names(&runtimes()),
-    charts: &[Chart {
-        variant: "",
-        metrics: &["round_trips_per_s"],
-    }],
+    charts: &[
+        Chart {
+            variant: "",
+            metrics: &["round_trips_per_s"],
+        },
+        Chart {
+            variant: "",
+            metrics: &["cpu_us_per_round_trip"],
+        },
+    ],
     run,
-    // The echo on may, in a process of its own.
-    child: Some(may::main),
+    // The echo on fibra, tokio or may, in a process of its own.
+    child: Some(child::main),
 };
 
 /// One run's size.
@@ -53,7 +64,7 @@ impl Size {
 fn size(ctx: &Ctx) -> Size {
     Size {
         connections: 1000,
-        round_trips: ctx.size(10, 200, 1000),
+        round_trips: ctx.size(10, 50, 1000),
         bytes: 64,
     }
 }
@@ -61,18 +72,19 @@ fn size(ctx: &Ctx) -> Size {
 /// The size of the buffer each server connection reads into.
 pub const SERVER_BUFFER: usize = 1024;
 
-fn runtimes() -> Vec<Runtime<Size>> {
+fn runtimes() -> Vec<Runtime<Size, Echoed>> {
     vec![
         Runtime {
             name: "fibra",
-            how: "one fibra::run: fibra::net sockets, a green thread per connection on each side",
-            runner: Runner::InProcess(|size| in_process(size, fibra::echo)),
+            how: "one fibra::run: fibra::net sockets, a green thread per connection on each \
+                  side; in a process of its own, as every runtime",
+            runner: Runner::Mode(Launcher::Child(EXPERIMENT.name), "fibra"),
         },
         Runtime {
             name: "tokio",
             how: "one current-thread runtime: tokio::net sockets, a task per connection on \
                   each side",
-            runner: Runner::InProcess(|size| in_process(size, tokio::echo)),
+            runner: Runner::Mode(Launcher::Child(EXPERIMENT.name), "tokio"),
         },
         Runtime {
             name: "go",
@@ -82,18 +94,69 @@ fn runtimes() -> Vec<Runtime<Size>> {
         Runtime {
             name: "may",
             how: "may::net sockets, a may coroutine per connection on each side, one worker \
-                  (set_workers(1)); in a process of its own, as Go",
-            runner: Runner::External(Launcher::Child(EXPERIMENT.name)),
+                  (set_workers(1))",
+            runner: Runner::Mode(Launcher::Child(EXPERIMENT.name), "may"),
         },
     ]
 }
 
-/// Runs `echo` at `size` in this process, with enough open files for both ends
-/// of every connection.
-fn in_process(size: Size, echo: fn(Size) -> io::Result<Duration>) -> Result<Timed, String> {
-    limits::raise_open_files(2 * size.connections as u64 + 64)?;
-    let elapsed = echo(size).map_err(|e| e.to_string())?;
-    Ok(Timed::new(size.total(), elapsed))
+/// One run's figures: the round trips and their wall time, and the CPU time
+/// the process spent meanwhile (client and server: both are in it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Echoed {
+    pub timed: Timed,
+    pub cpu_ns: u64,
+}
+
+impl Echoed {
+    /// Microseconds of CPU time per round trip.
+    fn cpu_us_each(self) -> f64 {
+        us_each(Duration::from_nanos(self.cpu_ns), self.timed.count).unwrap_or(0.0)
+    }
+}
+
+impl Best for Echoed {
+    /// The run with the better rate, with its own CPU time.
+    fn best(self, other: Echoed) -> Echoed {
+        match self.timed.best(other.timed) == self.timed {
+            true => self,
+            false => other,
+        }
+    }
+
+    fn worst(self, other: Echoed) -> Echoed {
+        match self.timed.worst(other.timed) == self.timed {
+            true => self,
+            false => other,
+        }
+    }
+}
+
+impl Rated for Echoed {
+    fn timed(&self) -> Timed {
+        self.timed
+    }
+}
+
+/// The wall clock and this process's CPU time, read as the round trips start.
+pub struct Clocks {
+    wall: Instant,
+    cpu: Duration,
+}
+
+impl Clocks {
+    pub fn start() -> Clocks {
+        Clocks {
+            wall: Instant::now(),
+            cpu: cpu::of_this_process(),
+        }
+    }
+
+    /// The wall time and the process's CPU time since [`Clocks::start`].
+    pub fn stop(self) -> (Duration, Duration) {
+        let cpu = cpu::of_this_process().saturating_sub(self.cpu);
+        (self.wall.elapsed(), cpu)
+    }
 }
 
 /// Writes back what it reads until the client closes: a server connection of
@@ -140,9 +203,16 @@ fn run(ctx: &Ctx) -> Section {
         warm_up: true,
     };
     let (results, mut notes) = rates::measure_all(ctx, &plan, runtimes(), &mut section);
-    let rows = rates::rows(&results, |t| {
-        vec![grouped(t.count), eng(t.per_sec()), short(t.ns_each() / 1e3)]
+    let rows = rates::rows(&results, |e| {
+        let t = e.timed;
+        vec![
+            grouped(t.count),
+            eng(t.per_sec()),
+            short(t.ns_each() / 1e3),
+            short(e.cpu_us_each()),
+        ]
     });
+    notes.push(CPU_NOTE.into());
     notes.push(SPREAD_NOTE.into());
     notes.push(rates::verdict(&results, &["tokio"]));
     section.tables.push(Table {
@@ -158,6 +228,7 @@ fn run(ctx: &Ctx) -> Section {
             "round trips",
             "round trips/s",
             "µs/round trip",
+            "CPU µs/round trip",
             "vs fibra",
             "spread",
         ],
@@ -168,22 +239,39 @@ fn run(ctx: &Ctx) -> Section {
     section
 }
 
-/// Parses a peer's `round_trips=<int> ns=<int>`, which must have made `total`.
-fn parse(stdout: &str, total: u64) -> Result<Timed, String> {
-    let fields = parse_line(stdout, &["round_trips", "ns"]).map_err(|e| e.to_string())?;
-    match (fields[0], fields[1]) {
-        (count, _) if count != total => Err(format!("made {count} round trips, not {total}")),
-        (count, ns) => Ok(Timed { count, ns }),
+/// What the CPU column is, for the table's notes.
+const CPU_NOTE: &str = "CPU µs/round trip = the process's user + system CPU time over its \
+                        timed round trips (getrusage(RUSAGE_SELF), read by the process \
+                        itself as its clock starts and stops) ÷ the round trips; client and \
+                        server share the process, so it is the cost of both ends";
+
+/// Parses a peer's `round_trips=<int> ns=<int> cpu_ns=<int>`, which must have
+/// made `total`.
+fn parse(stdout: &str, total: u64) -> Result<Echoed, String> {
+    let fields = parse_line(stdout, &["round_trips", "ns", "cpu_ns"]).map_err(|e| e.to_string())?;
+    match (fields[0], fields[1], fields[2]) {
+        (count, ..) if count != total => Err(format!("made {count} round trips, not {total}")),
+        (count, ns, cpu_ns) => Ok(Echoed {
+            timed: Timed { count, ns },
+            cpu_ns,
+        }),
     }
 }
 
-fn records(size: Size, results: &[(&str, Outcome<Runs<Timed>>)]) -> Vec<Record> {
+fn records(size: Size, results: &[(&str, Outcome<Runs<Echoed>>)]) -> Vec<Record> {
     let variant = format!(
         "connections={} round_trips={} bytes={}",
         size.connections, size.round_trips, size.bytes
     );
     let metrics = ("round_trips_per_s", "ns_per_round_trip");
-    rates::records(EXPERIMENT.name, &variant, results, metrics)
+    let mut records = rates::records(EXPERIMENT.name, &variant, results, metrics);
+    records.extend(record::of_measured(
+        EXPERIMENT.name,
+        &variant,
+        results,
+        |e| vec![("cpu_us_per_round_trip", e.cpu_us_each(), "µs")],
+    ));
+    records
 }
 
 #[cfg(test)]
@@ -192,29 +280,64 @@ mod tests {
 
     #[test]
     fn parses_the_peer_line() {
+        let echoed = parse(
+            "round_trips=200000 ns=1500000000 cpu_ns=3000000000\n",
+            200_000,
+        );
         assert_eq!(
-            parse("round_trips=200000 ns=1500000000\n", 200_000),
-            Ok(Timed {
-                count: 200_000,
-                ns: 1_500_000_000
+            echoed,
+            Ok(Echoed {
+                timed: Timed {
+                    count: 200_000,
+                    ns: 1_500_000_000
+                },
+                cpu_ns: 3_000_000_000,
             })
         );
+        // 3 s of CPU over 200,000 round trips: 15 µs each.
+        assert!((echoed.unwrap().cpu_us_each() - 15.0).abs() < 1e-9);
         assert_eq!(
-            parse("round_trips=5 ns=1", 6),
+            parse("round_trips=5 ns=1 cpu_ns=1", 6),
             Err("made 5 round trips, not 6".into())
         );
-        assert!(parse("round_trips=6", 6).is_err());
+        assert!(parse("round_trips=6 ns=1", 6).is_err());
     }
 
     #[test]
-    fn fibra_and_tokio_echo() {
+    fn records_the_cpu_per_round_trip_of_the_best_run() {
+        let run = |ns, cpu_ns| Echoed {
+            timed: Timed { count: 1_000, ns },
+            cpu_ns,
+        };
+        let runs = Runs::one(run(2_000_000, 4_000_000)).and(run(1_000_000, 3_000_000));
+        let size = Size {
+            connections: 10,
+            round_trips: 100,
+            bytes: 64,
+        };
+        let records = records(size, &[("fibra", Outcome::Measured(runs))]);
+        let cpu = records
+            .iter()
+            .find(|r| r.metric == "cpu_us_per_round_trip")
+            .unwrap();
+        // The faster run's 3 ms over 1,000 round trips; the other's 4 ms.
+        assert_eq!((cpu.value, cpu.unit), (3.0, "µs"));
+        assert!((cpu.spread.unwrap() - 1.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn fibra_and_tokio_echo_and_read_their_cpu_time() {
         let size = Size {
             connections: 20,
             round_trips: 5,
             bytes: 64,
         };
+        crate::experiments::limits::raise_open_files(2 * size.connections as u64 + 64).unwrap();
         for echo in [fibra::echo, tokio::echo] {
-            assert_eq!(in_process(size, echo).unwrap().count, 100);
+            let (wall, cpu) = echo(size).unwrap();
+            assert!(wall > Duration::ZERO);
+            // At most what the whole test process has spent so far.
+            assert!(cpu <= cpu::of_this_process());
         }
     }
 }

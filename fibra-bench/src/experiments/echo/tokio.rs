@@ -1,16 +1,16 @@
 //! The echo on tokio: one current-thread runtime, a task per connection on each
 //! side.
 
-use super::{SERVER_BUFFER, Size};
+use super::{Clocks, SERVER_BUFFER, Size};
 use std::io;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 /// Opens `size.connections` connections to an echo server, then times their
-/// round trips, all made at once.
-pub fn echo(size: Size) -> io::Result<Duration> {
+/// round trips, all made at once: their wall time and this process's CPU time.
+pub fn echo(size: Size) -> io::Result<(Duration, Duration)> {
     crate::experiments::tokio_runtime().block_on(async move {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
@@ -31,7 +31,7 @@ pub fn echo(size: Size) -> io::Result<Duration> {
             // As for fibra: let the accept loop drain the backlog.
             tokio::task::yield_now().await;
         }
-        let start = Instant::now();
+        let clocks = Clocks::start();
         let clients: Vec<_> = streams
             .into_iter()
             .enumerate()
@@ -40,7 +40,7 @@ pub fn echo(size: Size) -> io::Result<Duration> {
         for client in clients {
             client.await??;
         }
-        Ok(start.elapsed())
+        Ok(clocks.stop())
     })
 }
 

@@ -45,7 +45,7 @@ const SENDERS: [(u64, &str); 4] = [
 /// Messages in one run, shared out among the senders (every N of
 /// [`SENDERS`] divides each).
 fn messages(ctx: &Ctx) -> u64 {
-    ctx.size(160_000, 2_000_000, 16_000_000)
+    ctx.size(160_000, 500_000, 16_000_000)
 }
 
 /// One run's size: `senders` send `messages / senders` numbers each.

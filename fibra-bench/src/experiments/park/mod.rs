@@ -48,11 +48,13 @@ pub const EXPERIMENT: Experiment = Experiment {
 
 const MILLION: u64 = 1_000_000;
 
-/// The N of each table: 100,000, and 1,000,000 but with `--quick`. A default
-/// run measures every runtime at both: under a minute on the project's 2-core
-/// VM (measuring only fibra, go and corosensei at 1,000,000 saved 12 s of it).
+/// The N of each table: 100,000 with `--quick`, 1,000,000 by default (the
+/// issue's goals are for a million; the runtimes that stop at the map-count
+/// wall stop as soon at either), and both with `--full`. Every runtime is
+/// measured at each size: at 1,000,000 alone, under a minute on the
+/// project's 2-core VM, as the default run's ten minutes need.
 fn sizes(ctx: &Ctx) -> &'static [u64] {
-    ctx.size(&[100_000][..], &[100_000, MILLION], &[100_000, MILLION])
+    ctx.size(&[100_000][..], &[MILLION][..], &[100_000, MILLION])
 }
 
 /// How a runtime's program is started.
@@ -198,7 +200,8 @@ fn run(ctx: &Ctx) -> Section {
         for (&n, size) in sizes.iter().zip(at.iter_mut()) {
             let label = format!("{} {}: {name}", EXPERIMENT.name, grouped(n));
             let extra = runtime.program.extra();
-            let (outcome, stopped) = scale::measure(ctx, &label, &peer, &extra, n, "rss_kb");
+            let limit = scale::CREATE_LIMIT;
+            let (outcome, stopped) = scale::measure(ctx, &label, &peer, &extra, n, "rss_kb", limit);
             size.results.push((name, outcome));
             size.stopped.extend(stopped.map(|why| (name, why)));
         }
@@ -510,7 +513,9 @@ mod tests {
             ("corosensei", "wall.sh"),
             ("ruby", "hangs.sh"),
         ] {
-            let (outcome, stopped) = scale::measure(&ctx, name, &peer(script), &[], 1000, "rss_kb");
+            let limit = scale::CREATE_LIMIT;
+            let (outcome, stopped) =
+                scale::measure(&ctx, name, &peer(script), &[], 1000, "rss_kb", limit);
             if let Outcome::Measured(runs) = &outcome {
                 // A run that stops short is not repeated.
                 assert_eq!(runs.count, if stopped.is_some() { 1 } else { RUNS });
@@ -592,7 +597,7 @@ mod tests {
     #[test]
     fn quick_runs_stop_at_100_000() {
         assert_eq!(sizes(&Ctx::new(Level::Quick)), [100_000]);
-        assert_eq!(sizes(&Ctx::new(Level::Default)), [100_000, MILLION]);
+        assert_eq!(sizes(&Ctx::new(Level::Default)), [MILLION]);
         assert_eq!(sizes(&Ctx::new(Level::Full)), [100_000, MILLION]);
     }
 }

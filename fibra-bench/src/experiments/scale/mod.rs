@@ -62,7 +62,14 @@ fn units(ctx: &Ctx) -> u64 {
 
 /// How long a program may go on creating before it stops where it is (Ruby
 /// slows down as its threads pile up); well inside the run's time limit.
-const CREATE_LIMIT: Duration = Duration::from_secs(40);
+pub const CREATE_LIMIT: Duration = Duration::from_secs(40);
+
+/// ractor-scale's [`CREATE_LIMIT`]: shorter but with `--full`, for the default
+/// run's ten minutes, of which Ruby's three runs of ~20 s each (to its thread
+/// limit at ~32,000 Ractors) were the most of ractor-scale's.
+fn create_limit(ctx: &Ctx) -> Duration {
+    ctx.size(Duration::from_secs(5), Duration::from_secs(5), CREATE_LIMIT)
+}
 
 /// One run's figures.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -228,7 +235,8 @@ fn run(ctx: &Ctx) -> Section {
         };
         notes.push(format!("{name}: {}", runtime.how));
         let label = format!("{}: {name}", EXPERIMENT.name);
-        let (outcome, stopped) = measure(ctx, &label, &peer, runtime.extra, n, "peak_kb");
+        let limit = create_limit(ctx);
+        let (outcome, stopped) = measure(ctx, &label, &peer, runtime.extra, n, "peak_kb", limit);
         if let (Outcome::Measured(runs), Some(why)) = (&outcome, stopped) {
             notes.push(format!(
                 "{name} stopped at {} of {}, after {:.1} s: {why}",
@@ -244,11 +252,12 @@ fn run(ctx: &Ctx) -> Section {
     section
 }
 
-/// Runs `peer` with `<N> <LIMIT_S>` and then `extra` (park-scale's child takes
-/// the runtime) [`RUNS`] times, each in a fresh process, and keeps the best
-/// figures; `memory` is the key of the line's last field. A run that stops
-/// short of `n` is the last one: the second value is then the first line it
-/// printed on stderr, which says why.
+/// Runs `peer` with `<N> <LIMIT_S>` (`limit`: how long it may go on creating)
+/// and then `extra` (park-scale's child takes the runtime) [`RUNS`] times,
+/// each in a fresh process, and keeps the best figures; `memory` is the key
+/// of the line's last field. A run that stops short of `n` is the last one:
+/// the second value is then the first line it printed on stderr, which says
+/// why.
 pub fn measure(
     ctx: &Ctx,
     label: &str,
@@ -256,13 +265,14 @@ pub fn measure(
     extra: &[&str],
     n: u64,
     memory: &str,
+    limit: Duration,
 ) -> (Outcome<Runs<Scale>>, Option<String>) {
     let mut kept: Option<Runs<Scale>> = None;
     for run in 1..=RUNS {
         progress::step(&format!("{label} (run {run}/{RUNS})"));
         let mut cmd = peer.command();
         cmd.arg(n.to_string())
-            .arg(CREATE_LIMIT.as_secs().to_string())
+            .arg(limit.as_secs().to_string())
             .args(extra);
         let ran = process::run_capturing(&mut cmd, ctx.timeout)
             .map_err(|e: RunError| e.to_string())

@@ -14,7 +14,7 @@ use std::time::Duration;
 pub const EXPERIMENT: Experiment = Experiment {
     name: "http-throughput",
     description: "GET /hello under wrk at 100 and 1,000 keep-alive connections, then pipelined \
-                  16 deep: requests/s, p99 latency, errors",
+                  16 deep: requests/s, CPU per request, p99 latency, errors",
     default: true,
     runtimes: || servers::names(Use::Plain),
     // Errors stay in the table: every one of them should be 0.
@@ -28,12 +28,20 @@ pub const EXPERIMENT: Experiment = Experiment {
             metrics: &["p99_latency"],
         },
         Chart {
+            variant: "/hello connections",
+            metrics: &["cpu_us_per_request"],
+        },
+        Chart {
             variant: "/hello pipelined",
             metrics: &["requests_per_s"],
         },
         Chart {
             variant: "/hello pipelined",
             metrics: &["p99_latency"],
+        },
+        Chart {
+            variant: "/hello pipelined",
+            metrics: &["cpu_us_per_request"],
         },
     ],
     run,
@@ -48,7 +56,7 @@ const DEPTH: usize = 16;
 fn run(ctx: &Ctx) -> Section {
     let keep_alive = Plan {
         requests: Requests::KeepAlive,
-        duration: Duration::from_secs(ctx.size(2, 5, 10)),
+        duration: Duration::from_secs(ctx.size(2, 3, 10)),
         judged: true,
         note: Some(
             "earlier on this VM (EXPERIMENTS.md): tokio with hyper 111 k requests/s, Go \
@@ -58,7 +66,7 @@ fn run(ctx: &Ctx) -> Section {
     // Shorter by default, to keep the default run within its ten minutes.
     let pipelined = Plan {
         requests: Requests::Pipelined(DEPTH),
-        duration: Duration::from_secs(ctx.size(2, 3, 10)),
+        duration: Duration::from_secs(ctx.size(2, 2, 10)),
         judged: false,
         note: None,
     };

@@ -16,7 +16,7 @@ use std::time::Duration;
 pub const EXPERIMENT: Experiment = Experiment {
     name: "https-throughput",
     description: "GET /hello over TLS under wrk at 100 and 1,000 keep-alive connections: \
-                  requests/s, p99 latency, errors",
+                  requests/s, CPU per request, p99 latency, errors",
     default: true,
     runtimes: || servers::names(Use::Tls),
     // Errors stay in the table: every one of them should be 0.
@@ -28,6 +28,10 @@ pub const EXPERIMENT: Experiment = Experiment {
         Chart {
             variant: "",
             metrics: &["p99_latency"],
+        },
+        Chart {
+            variant: "",
+            metrics: &["cpu_us_per_request"],
         },
     ],
     run,
@@ -55,7 +59,7 @@ fn run(ctx: &Ctx) -> Section {
         // Every connection's handshake falls within the run: 1,000 of them
         // take a second or more of 2 busy cores, so a 2 s run can end with
         // none answered.
-        duration: Duration::from_secs(ctx.size(3, 5, 10)),
+        duration: Duration::from_secs(ctx.size(3, 4, 10)),
         judged: false,
         note: Some(
             "each connection's TLS handshake is made within the timed run (one a \

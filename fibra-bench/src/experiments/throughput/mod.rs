@@ -15,10 +15,12 @@ mod wrk;
 
 use super::servers::{self, Tls, Use, Work};
 use super::{Section, limits};
+use crate::cpu;
 use crate::ctx::Ctx;
 use crate::measure::{Outcome, Runs};
 use crate::progress;
 use crate::record::{self, Record};
+use std::io;
 use std::time::Duration;
 use wrk::{Load, Requests, Wrk};
 
@@ -98,11 +100,14 @@ fn measure(
                     .as_mut()
                     .map_err(|why| why.clone())
                     .and_then(|serving| {
-                        serving.run(|addr| {
+                        let pid = serving.pid();
+                        let before = cpu::of_process(pid);
+                        let load = serving.run(|addr| {
                             let url = format!("{scheme}://{addr}/hello");
                             let limit = plan.duration + ctx.timeout;
                             wrk.run(&url, connections, plan.requests, plan.duration, limit)
-                        })
+                        })?;
+                        Ok(with_cpu(load, before, cpu::of_process(pid)))
                     });
                 results.push((server.name, Outcome::from_result(load.map(Runs::one))));
             }
@@ -137,6 +142,17 @@ fn measure(
     section
 }
 
+/// `load` with the server's CPU time per request: what its process spent
+/// between the readings `before` and `after` the run, over the requests wrk
+/// counted; none where a reading failed.
+fn with_cpu(load: Load, before: io::Result<Duration>, after: io::Result<Duration>) -> Load {
+    let cpu_us = match (before, after) {
+        (Ok(before), Ok(after)) => cpu::us_each(after.saturating_sub(before), load.requests),
+        _ => None,
+    };
+    Load { cpu_us, ..load }
+}
+
 fn records(
     experiment: &'static str,
     variant: &str,
@@ -144,10 +160,12 @@ fn records(
 ) -> Vec<Record> {
     record::of_measured(experiment, variant, results, |load| {
         let p99 = load.p99.map(|p99| ("p99_latency", p99.as_secs_f64(), "s"));
+        let cpu = load.cpu_us.map(|us| ("cpu_us_per_request", us, "µs"));
         [("requests_per_s", load.per_sec, "1/s")]
             .into_iter()
             .chain(p99)
             .chain([("errors", load.errors as f64, "errors")])
+            .chain(cpu)
             .collect()
     })
 }
@@ -155,6 +173,43 @@ fn records(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn adds_the_servers_cpu_time_per_request() {
+        let load = Load {
+            requests: 400_000,
+            per_sec: 80_000.0,
+            p99: None,
+            errors: 0,
+            cpu_us: None,
+        };
+        let secs = |s| Ok(Duration::from_secs(s));
+        // 6 s of the server's CPU over 400,000 requests: 15 µs each.
+        let measured = with_cpu(load, secs(4), secs(10));
+        assert!((measured.cpu_us.unwrap() - 15.0).abs() < 1e-9);
+        assert_eq!(measured.requests, 400_000);
+        let gone = || Err(io::Error::from(io::ErrorKind::NotFound));
+        assert_eq!(with_cpu(load, gone(), secs(10)).cpu_us, None);
+        assert_eq!(with_cpu(load, secs(4), gone()).cpu_us, None);
+        let records = records(
+            "http-throughput",
+            "/hello",
+            &[("go", Outcome::Measured(Runs::one(measured)))],
+        );
+        let cpu = records
+            .iter()
+            .find(|r| r.metric == "cpu_us_per_request")
+            .unwrap();
+        assert_eq!(
+            (cpu.value, cpu.unit, cpu.runtime.as_str()),
+            (15.0, "µs", "go")
+        );
+        assert_eq!(
+            records.len(),
+            3,
+            "no p99, so requests/s, errors and the CPU"
+        );
+    }
 
     #[test]
     fn names_the_variants() {

@@ -4,7 +4,7 @@
 use super::super::servers::REFERENCE;
 use super::wrk::Load;
 use crate::measure::{Outcome, Runs, figure_of, measured};
-use crate::report::{Row, Table, grouped, times, unmeasured_rows};
+use crate::report::{Row, Table, grouped, short, times, unmeasured_rows};
 use std::time::Duration;
 
 /// A latency in the unit that suits it: `688 µs`, `6.78 ms`, `1.45 s`.
@@ -33,6 +33,7 @@ pub fn table(
             Row::Cells(vec![
                 name.to_string(),
                 grouped(load.per_sec.round() as u64),
+                load.cpu_us.map_or("-".into(), short),
                 load.p99.map_or("-".into(), latency),
                 grouped(load.errors),
                 reference.map_or("-".into(), |r| times(load.per_sec / r)),
@@ -45,6 +46,12 @@ pub fn table(
          2 s) + responses neither 2xx nor 3xx; vs {REFERENCE} = requests/s ÷ those of \
          {REFERENCE}"
     ));
+    notes.push(
+        "CPU µs/request = the server process's user + system CPU time (/proc/PID/stat, \
+         in 10 ms ticks) from just before wrk starts to just after it ends, ÷ the requests \
+         wrk counted; wrk's own CPU is not in it"
+            .into(),
+    );
     if measured.iter().any(|(_, load)| load.p99.is_none()) {
         notes.push("p99 latency - : wrk printed 0 for it, so it has no figure".into());
     }
@@ -57,6 +64,7 @@ pub fn table(
         columns: vec![
             "server",
             "requests/s",
+            "CPU µs/request",
             "p99 latency",
             "errors",
             "vs fibra ractors",
@@ -136,6 +144,7 @@ mod tests {
             per_sec,
             p99: Some(Duration::from_micros(6_780)),
             errors,
+            cpu_us: Some(12.5),
         }
     }
 
@@ -182,6 +191,8 @@ mod tests {
         let fibra = text.find("fibra ractors ").unwrap();
         assert!(go < fibra, "{text}");
         assert!(text.contains("130,467"), "{text}");
+        assert!(text.contains("CPU µs/request"), "{text}");
+        assert!(text.contains("130,467            12.5 "), "{text}");
         assert!(text.contains("1.30×"), "{text}");
         assert!(
             text.contains("ruby threads   server crashed (signal 9)"),

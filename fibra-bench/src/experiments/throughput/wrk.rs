@@ -57,6 +57,10 @@ pub struct Load {
     /// Socket errors (connect, read, write, timeout) and responses that were
     /// neither 2xx nor 3xx.
     pub errors: u64,
+    /// The server's CPU time per request, in microseconds: not in wrk's
+    /// report, but read from the server's process around the run; `None`
+    /// where it could not be read.
+    pub cpu_us: Option<f64>,
 }
 
 impl Best for Load {
@@ -173,6 +177,7 @@ fn parse(stdout: &str) -> Result<Load, String> {
         per_sec,
         p99,
         errors: socket_errors + non_2xx,
+        cpu_us: None,
     })
 }
 
@@ -341,7 +346,8 @@ Transfer/sec:       0.00B
                 requests: 261_871,
                 per_sec: 130_467.32,
                 p99: Some(Duration::from_micros(6_780)),
-                errors: 0
+                errors: 0,
+                cpu_us: None,
             })
         );
         let ruby = parse(RUBY_1000).unwrap();
@@ -369,7 +375,8 @@ Transfer/sec:       0.00B
                 requests: 763_920,
                 per_sec: 373_061.73,
                 p99: Some(Duration::from_micros(22_220)),
-                errors: 0
+                errors: 0,
+                cpu_us: None,
             })
         );
         let no_p99 = parse(PIPELINED_NO_P99).unwrap();
