@@ -3,11 +3,12 @@
 //! thread while it runs.
 
 use fibra::runtime::{self, Handle, RuntimeMetrics};
+use fibra::sync::channel::unbounded;
 use std::sync::mpsc;
 use std::time::Duration;
 
 const THREADS: u64 = 10;
-const SLEEPS: u64 = 3;
+const PARKS: u64 = 3;
 
 #[test]
 #[cfg_attr(miri, ignore = "runs green threads")]
@@ -16,35 +17,48 @@ fn a_known_workload_is_counted_exactly() {
         let before = runtime::metrics();
         assert_eq!(before.green_threads_alive, 1); // this one
         assert_eq!(before.green_threads_parked, 0);
-        let threads: Vec<_> = (0..THREADS)
+        // Each thread waits PARKS times on a channel of its own: a receive
+        // from an empty channel parks, however slow the machine (a short
+        // sleep may find its deadline passed already under valgrind, and
+        // not park).
+        let (senders, threads): (Vec<_>, Vec<_>) = (0..THREADS)
             .map(|_| {
-                fibra::spawn(|| {
-                    for _ in 0..SLEEPS {
-                        // One park each: its timer fires only once it has passed.
-                        fibra::time::sleep(Duration::from_millis(1));
+                let (tx, rx) = unbounded::<()>();
+                let thread = fibra::spawn(move || {
+                    for _ in 0..PARKS {
+                        rx.recv().unwrap();
                     }
-                })
+                });
+                (tx, thread)
             })
-            .collect();
+            .unzip();
         let spawned = runtime::metrics();
         assert_eq!(spawned.spawns - before.spawns, THREADS);
         assert_eq!(spawned.green_threads_alive, 1 + THREADS);
         assert_eq!(spawned.green_threads_ready, THREADS);
-        // This thread yields (never parks) until they have all finished.
+        // This thread yields (never parks): until they are all parked, then
+        // it sends each one message, PARKS times.
         let mut yields = 0;
+        for _ in 0..PARKS {
+            while runtime::metrics().green_threads_parked < THREADS {
+                runtime::yield_now();
+                yields += 1;
+            }
+            senders.iter().for_each(|tx| tx.send(()).unwrap());
+        }
         while !threads.iter().all(|t| t.is_finished()) {
             runtime::yield_now();
             yields += 1;
         }
         let after = runtime::metrics();
-        assert_eq!(after.parks - before.parks, THREADS * SLEEPS);
+        assert_eq!(after.parks - before.parks, THREADS * PARKS);
         assert_eq!(after.yields - before.yields, yields);
-        // Each park was ended by its timer, on this OS thread.
-        assert_eq!(after.local_wakes - before.local_wakes, THREADS * SLEEPS);
+        // Each park was ended by a send on this OS thread.
+        assert_eq!(after.local_wakes - before.local_wakes, THREADS * PARKS);
         assert_eq!(after.remote_wakes, before.remote_wakes);
         assert_eq!(after.green_threads_alive, 1);
         assert_eq!(after.timers_armed, 0);
-        assert!(after.switches - before.switches >= THREADS * (SLEEPS + 1) + yields);
+        assert!(after.switches - before.switches >= THREADS * (PARKS + 1) + yields);
         assert!(after.passes > before.passes);
         threads.into_iter().for_each(|t| t.join().unwrap());
     });
