@@ -12,6 +12,11 @@
 //! handler for that signal, and need a walk of the stack from a signal
 //! handler; the system call, the file descriptor and the green thread's
 //! name say where to look without changing what the program does.
+//!
+//! Under an emulator such as qemu-user the file gives the host's system call
+//! numbers, which name other calls on the emulated CPU; fibra cannot tell,
+//! so a name it prints there may be wrong (the project's aarch64 tests accept
+//! only the number there).
 
 use std::fs;
 
@@ -182,6 +187,14 @@ mod tests {
         );
     }
 
+    /// Whether this runs under qemu-user (the project's aarch64 test runner
+    /// says so in `FIBRA_TEST_RUNNER`), whose `/proc` gives the host's system
+    /// call numbers: then a blocked thread can only be told by its number.
+    fn emulated(doing: &str) -> bool {
+        std::env::var_os("FIBRA_TEST_RUNNER").is_some_and(|r| !r.is_empty())
+            && doing.starts_with("blocked in system call number")
+    }
+
     /// What `/proc` says of an OS thread that `block` blocks, once it does
     /// (the first answer that contains `wanted`, or the last after 30 s).
     fn seen_blocked(block: impl FnOnce() + Send + 'static, wanted: &str) -> String {
@@ -194,7 +207,7 @@ mod tests {
         let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             let doing = thread.doing().expect("/proc is mounted");
-            if doing.contains(wanted) || std::time::Instant::now() > until {
+            if doing.contains(wanted) || emulated(&doing) || std::time::Instant::now() > until {
                 return doing;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -211,7 +224,9 @@ mod tests {
             },
             "futex",
         );
-        assert_eq!(doing, "blocked in futex (a std lock, condvar or channel?)");
+        if !emulated(&doing) {
+            assert_eq!(doing, "blocked in futex (a std lock, condvar or channel?)");
+        }
         drop(keep);
     }
 
@@ -226,8 +241,10 @@ mod tests {
             },
             "socket:[",
         );
-        assert!(doing.contains(", socket:["), "{doing}");
-        assert!(doing.ends_with("(a blocking socket or file?)"), "{doing}");
+        if !emulated(&doing) {
+            assert!(doing.contains(", socket:["), "{doing}");
+            assert!(doing.ends_with("(a blocking socket or file?)"), "{doing}");
+        }
         drop(ours);
     }
 }
