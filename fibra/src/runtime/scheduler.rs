@@ -1000,7 +1000,7 @@ impl Scheduler {
                 // `code`. Nothing outside reads or writes its stack: that is
                 // what the `unsafe` of `Builder::compact_parked_after`
                 // promised for user code, and fibra's own wait records are on
-                // the heap (the runtime's `# Compaction` docs give the audit);
+                // the heap (docs/internals/compaction.md gives the audit);
                 // what fibra itself lends from a stack (a future that
                 // `block_on` pinned there) keeps `lending` above zero for as
                 // long as it is lent, checked just above.
