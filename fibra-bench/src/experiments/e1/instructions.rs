@@ -174,3 +174,46 @@ pub(super) fn child(args: &[String]) -> Result<(), String> {
     println!("switches={}", Variant::Resume.switches(n));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_notes_and_records_of_counts() {
+        let counts = Instructions::Counted(vec![
+            ("fibra", Ok(21.0)),
+            ("corosensei", Err("the child crashed".into())),
+        ]);
+        let cells = ["fibra", "corosensei", "go"].map(|n| counts.cell(n));
+        assert_eq!(cells, ["21.0", "failed", "-"]);
+        let notes = counts.notes();
+        assert!(
+            notes[0].contains("480,000 switches − Ir of one of 80,000"),
+            "{notes:?}"
+        );
+        assert_eq!(notes[1], "instr/switch of corosensei: the child crashed");
+        let records = counts.records();
+        assert_eq!(records.len(), 1);
+        let r = &records[0];
+        assert_eq!(
+            (
+                r.experiment,
+                &r.variant[..],
+                &r.runtime[..],
+                r.metric,
+                r.value
+            ),
+            ("e1", "resume", "fibra", METRIC, 21.0)
+        );
+        assert_eq!((r.best_of, r.spread), (1, None));
+    }
+
+    #[test]
+    fn without_valgrind_the_column_says_so() {
+        let none = Instructions::NoValgrind;
+        assert_eq!(none.cell("fibra"), "no valgrind");
+        assert!(none.notes()[1].contains("valgrind is not installed"));
+        assert!(none.records().is_empty());
+    }
+}
