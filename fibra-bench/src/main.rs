@@ -10,6 +10,7 @@
 //! Tables go to stdout as each experiment ends; `report.html` and the SVG charts
 //! go to `--out`.
 
+mod cachegrind;
 mod chart;
 mod cli;
 mod cpu;

@@ -4,6 +4,7 @@
 
 mod corosensei;
 mod fibra;
+mod instructions;
 mod may;
 mod tokio;
 
@@ -17,6 +18,7 @@ use crate::peers::{Compiler, Launcher, Prepared, java};
 use crate::progress;
 use crate::record::Record;
 use crate::report::{Row, SPREAD_NOTE, Table, eng, short, spread, times, unmeasured_rows};
+use instructions::Instructions;
 use std::time::Duration;
 
 pub const EXPERIMENT: Experiment = Experiment {
@@ -29,9 +31,18 @@ pub const EXPERIMENT: Experiment = Experiment {
         metrics: &["switches_per_s"],
     }],
     run,
-    // E1 on may, in a process of its own.
-    child: Some(may::main),
+    // E1 on may, and the loops counted under cachegrind, in processes of their own.
+    child: Some(child),
 };
+
+/// `fibra-bench --child e1 count …` runs a loop to count its instructions; any
+/// other arguments run E1 on may.
+fn child(args: &[String]) -> Result<(), String> {
+    match args {
+        [mode, rest @ ..] if mode == instructions::CHILD_MODE => instructions::child(rest),
+        _ => may::main(args),
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Variant {
@@ -253,14 +264,18 @@ fn run(ctx: &Ctx) -> Section {
         };
         results.push((name, outcomes));
     }
+    let instructions = instructions::count_all(ctx);
     for (i, variant) in Variant::ALL.into_iter().enumerate() {
         let column: Vec<(&str, Outcome<Runs<Timed>>)> = results
             .iter()
             .map(|(name, o)| (*name, o[i].clone()))
             .collect();
-        section.tables.push(table(ctx, variant, &column));
+        // Instructions are counted for resume/yield only.
+        let counted = (variant == Variant::Resume).then_some(&instructions);
+        section.tables.push(table(ctx, variant, &column, counted));
         section.records.extend(records(variant, &column));
     }
+    section.records.extend(instructions.records());
     section
 }
 
@@ -286,8 +301,14 @@ fn run_peer(ctx: &Ctx, peer: &Prepared, variant: Variant, n: u64) -> Outcome<Tim
     )
 }
 
-/// The table of one variant: measured runtimes fastest first, then the rest.
-fn table(ctx: &Ctx, variant: Variant, column: &[(&str, Outcome<Runs<Timed>>)]) -> Table {
+/// The table of one variant: measured runtimes fastest first, then the rest;
+/// with a column of instructions per switch when they were `counted`.
+fn table(
+    ctx: &Ctx,
+    variant: Variant,
+    column: &[(&str, Outcome<Runs<Timed>>)],
+    counted: Option<&Instructions>,
+) -> Table {
     let fibra = figure_of(column, "fibra").map(|r| r.best.per_sec());
     let mut measured: Vec<(&str, Runs<Timed>)> = measured(column).map(|(n, r)| (n, *r)).collect();
     measured.sort_by(|a, b| b.1.best.per_sec().total_cmp(&a.1.best.per_sec()));
@@ -295,33 +316,32 @@ fn table(ctx: &Ctx, variant: Variant, column: &[(&str, Outcome<Runs<Timed>>)]) -
         .into_iter()
         .map(|(name, runs)| {
             let t = runs.best;
-            Row::Cells(vec![
+            let mut cells = vec![
                 name.into(),
                 eng(t.count as f64),
                 eng(t.per_sec()),
                 short(t.ns_each()),
+            ];
+            cells.extend(counted.map(|c| c.cell(name)));
+            cells.extend([
                 fibra.map_or("-".into(), |f| times(t.per_sec() / f)),
                 spread(runs.spread(|t| t.per_sec())),
-            ])
+            ]);
+            Row::Cells(cells)
         })
         .collect();
     rows.extend(unmeasured_rows(column));
+    let mut columns = vec!["runtime", "run switches", "switches/s", "ns/switch"];
+    columns.extend(counted.map(|_| "instr/switch"));
+    columns.extend(["vs fibra", "spread"]);
+    let mut notes = vec![FLOORS_NOTE.into(), SPREAD_NOTE.into()];
+    notes.extend(counted.into_iter().flat_map(Instructions::notes));
+    notes.push(variant.reported().into());
     Table {
         title: variant.title(ctx),
-        columns: vec![
-            "runtime",
-            "run switches",
-            "switches/s",
-            "ns/switch",
-            "vs fibra",
-            "spread",
-        ],
+        columns,
         rows,
-        notes: vec![
-            FLOORS_NOTE.into(),
-            SPREAD_NOTE.into(),
-            variant.reported().into(),
-        ],
+        notes,
     }
 }
 
