@@ -1,17 +1,28 @@
 //! The connections one runtime serves, each in a green thread of its own,
 //! and how they end when the server shuts down.
 
-use crate::Handler;
 use crate::conn::{self, Watch};
-use crate::server::Shared;
+use crate::shutdown::Control;
 #[cfg(feature = "tls")]
 use crate::tls::TlsStream;
+use crate::{Handler, Limits};
 use fibra::net::TcpStream;
 use fibra::runtime::{JoinHandle, Unparker};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// What every connection of a server shares, on whichever OS thread.
+pub(crate) struct Shared {
+    pub(crate) limits: Limits,
+    pub(crate) grace_period: Duration,
+    /// Set: every connection is HTTPS, with this configuration.
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
+    pub(crate) control: Arc<Control>,
+}
 
 /// The live connections of one runtime (the server's one OS thread in threads
 /// mode, one Ractor's worker in ractors mode).

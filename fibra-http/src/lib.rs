@@ -262,6 +262,7 @@ mod request_body;
 mod response;
 mod router;
 mod server;
+mod shutdown;
 mod sse;
 mod status;
 #[cfg(feature = "tls")]
@@ -283,7 +284,8 @@ pub use request::{Request, Version};
 pub use request_body::{RequestBody, Streaming, streaming};
 pub use response::{Body, Response};
 pub use router::Router;
-pub use server::{Builder, Mode, Server, ShutdownHandle};
+pub use server::{Builder, Mode, Server};
+pub use shutdown::ShutdownHandle;
 pub use sse::{Event, EventStream};
 pub use status::reason;
 pub use upgrade::{UpgradeError, Upgraded};

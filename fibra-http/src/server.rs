@@ -1,15 +1,15 @@
 //! The server: a listening socket, the mode that serves its connections, and
 //! the graceful shutdown.
 
-use crate::connections::Connections;
+use crate::connections::{Connections, Shared};
+use crate::shutdown::{Control, ShutdownHandle, wait_for_shutdown};
 use crate::{Handler, Limits};
 use fibra::net::{TcpListener, TcpStream};
 use fibra::ractor::{Context, Pool, Ractor};
-use fibra::runtime::Unparker;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// How many connections the kernel queues before `accept` (capped by
@@ -194,49 +194,6 @@ pub struct Server {
     #[cfg(feature = "tls")]
     tls: Option<Arc<rustls::ServerConfig>>,
     control: Arc<Control>,
-}
-
-/// What a [`ShutdownHandle`] shares with the running server.
-#[derive(Debug, Default)]
-pub(crate) struct Control {
-    pub(crate) stopping: AtomicBool,
-    /// The green thread that waits for the shutdown, once it waits.
-    waiter: Mutex<Option<Unparker>>,
-}
-
-/// What every connection of a server shares, on whichever OS thread.
-pub(crate) struct Shared {
-    pub(crate) limits: Limits,
-    pub(crate) grace_period: Duration,
-    /// Set: every connection is HTTPS, with this configuration.
-    #[cfg(feature = "tls")]
-    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
-    pub(crate) control: Arc<Control>,
-}
-
-/// Stops a [`Server`] from any thread: it stops accepting, closes the
-/// connections idle between requests and those upgraded to another protocol
-/// (see [`Request::upgrade`](crate::Request::upgrade)), lets the requests in flight finish
-/// (their responses say `Connection: close`) within the grace period (see
-/// [`Builder::grace_period`]), closes what is left, and then `serve`
-/// returns.
-#[derive(Clone, Debug)]
-pub struct ShutdownHandle(Arc<Control>);
-
-impl ShutdownHandle {
-    /// Starts the graceful shutdown (again: no effect).
-    pub fn shutdown(&self) {
-        self.0.stopping.store(true, Ordering::SeqCst);
-        let waiter = self.0.waiter.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(waiter) = waiter.as_ref() {
-            waiter.unpark();
-        }
-    }
-
-    /// Whether a graceful shutdown has been started.
-    pub fn is_shutting_down(&self) -> bool {
-        self.0.stopping.load(Ordering::SeqCst)
-    }
 }
 
 impl Server {
@@ -533,15 +490,4 @@ fn fails_one_connection(err: &io::Error) -> bool {
         err.raw_os_error(),
         Some(libc::ECONNABORTED | libc::EPROTO | libc::EPERM | libc::EINTR)
     )
-}
-
-/// Parks the calling green thread until the server is told to shut down.
-fn wait_for_shutdown(control: &Control) {
-    *control
-        .waiter
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner) = Some(fibra::runtime::current().unparker());
-    while !control.stopping.load(Ordering::SeqCst) {
-        fibra::runtime::park();
-    }
 }
