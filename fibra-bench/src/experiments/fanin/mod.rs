@@ -189,7 +189,9 @@ fn run_under(ctx: &Ctx, experiment: &Experiment, load: Load) -> Section {
             rows,
             notes,
         });
-        section.records.extend(records(experiment.name, size, &results));
+        section
+            .records
+            .extend(records(experiment.name, size, &results));
     }
     section
 }

@@ -209,7 +209,11 @@ fn run_under(ctx: &Ctx, experiment: &Experiment, load: Load) -> Section {
     );
     notes.push(SPREAD_NOTE.into());
     notes.push(rates::verdict(&results, &["crossbeam", "go"]));
-    notes.push(rates::verdict_of(&results, "fibra-near", &["crossbeam", "go"]));
+    notes.push(rates::verdict_of(
+        &results,
+        "fibra-near",
+        &["crossbeam", "go"],
+    ));
     notes.push(floor_verdict(&results));
     section.tables.push(Table {
         title: format!(
@@ -232,7 +236,9 @@ fn run_under(ctx: &Ctx, experiment: &Experiment, load: Load) -> Section {
         rows,
         notes,
     });
-    section.records.extend(records(experiment.name, n, &results));
+    section
+        .records
+        .extend(records(experiment.name, n, &results));
     section
 }
 
@@ -303,7 +309,12 @@ mod tests {
 
     #[test]
     fn every_runtime_in_process_plays() {
-        for f in [fibra::push, fibra::push_near, crossbeam::pingpong, floor::pingpong] {
+        for f in [
+            fibra::push,
+            fibra::push_near,
+            crossbeam::pingpong,
+            floor::pingpong,
+        ] {
             let r = f(1000).unwrap();
             assert_eq!(r.timed.count, 1000);
             assert!(r.latency.p50_ns <= r.latency.p99_ns, "{r:?}");
