@@ -1,5 +1,6 @@
-//! Message ping-pong between two Ractors on different cores (the issue
-//! "Ractors"): ping sends a number to pong, pong sends it back plus one, N
+//! Message ping-pong between two Ractors, on different cores (`fibra`, the
+//! issue "Ractors") and on one worker (`fibra-near`, placed with
+//! `Pool::spawn_near`, issue 28): ping sends a number to pong, pong sends it back plus one, N
 //! times; the rate is round trips per second, and the median and 99th
 //! percentile of a round trip show its spread ([`crate::latency`]). Against
 //! the same exchange between two OS threads over crossbeam-channel, between
