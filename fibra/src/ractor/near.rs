@@ -34,7 +34,7 @@ impl Pool {
     /// use std::thread;
     ///
     /// let pool = Pool::new(2);
-    /// let ping = pool.spawn(|ctx: &Context<u64, (), thread::ThreadId>| {
+    /// let ping = pool.spawn(|ctx: &Context<u64>| {
     ///     ctx.receive().unwrap();
     ///     thread::current().id()
     /// });
