@@ -21,6 +21,7 @@ mod experiments;
 mod floor;
 mod html;
 mod latency;
+mod load;
 mod machine;
 mod measure;
 mod peers;

@@ -4,6 +4,7 @@
 
 use super::Section;
 use crate::ctx::{Ctx, RUNS};
+use crate::load::Load;
 use crate::measure::{Best, Outcome, Rated, Runs, Timed, best_of_fixed, figure_of, measured};
 use crate::peers::Launcher;
 use crate::peers::process::{self, RunError};
@@ -58,6 +59,18 @@ pub fn measure_all<A: Copy + Send + 'static, T: Best + Send + 'static>(
     runtimes: Vec<Runtime<A, T>>,
     section: &mut Section,
 ) -> (Results<T>, Vec<String>) {
+    measure_under(ctx, plan, runtimes, section, Load::Quiet)
+}
+
+/// [`measure_all`] with `load` beside each runtime's runs: started after the
+/// runtime is prepared (a peer built), stopped after its last run.
+pub fn measure_under<A: Copy + Send + 'static, T: Best + Send + 'static>(
+    ctx: &Ctx,
+    plan: &Plan<A, T>,
+    runtimes: Vec<Runtime<A, T>>,
+    section: &mut Section,
+    load: Load,
+) -> (Results<T>, Vec<String>) {
     let mut results = Vec::new();
     let mut notes = Vec::new();
     for runtime in runtimes.into_iter().filter(|r| ctx.wants(r.name)) {
@@ -90,6 +103,13 @@ pub fn measure_all<A: Copy + Send + 'static, T: Best + Send + 'static>(
                 }
             },
         };
+        let busy = match load.start() {
+            Ok(busy) => busy,
+            Err(why) => {
+                results.push((name, Outcome::Failed(why)));
+                continue;
+            }
+        };
         let mut run = usize::from(!plan.warm_up);
         let outcome = best_of_fixed(RUNS, plan.warm_up, || {
             let which = match run {
@@ -100,6 +120,7 @@ pub fn measure_all<A: Copy + Send + 'static, T: Best + Send + 'static>(
             run += 1;
             Outcome::from_result(once())
         });
+        drop(busy);
         notes.push(format!("{name}: {}", runtime.how));
         results.push((name, outcome));
     }
@@ -154,9 +175,20 @@ pub fn records<T: Rated>(
 /// Whether fibra's rate is at least each of `peers`': e.g. `target: fibra ≥ go,
 /// tokio: met (1.31× go, 1.05× tokio)`.
 pub fn verdict<T: Rated>(results: &[(&str, Outcome<Runs<T>>)], peers: &[&str]) -> String {
-    let head = format!("target: fibra ≥ {}", peers.join(", "));
-    let Some(fibra) = fibra_rate(results) else {
-        return format!("{head}: no fibra figure");
+    verdict_of(results, "fibra", peers)
+}
+
+/// [`verdict`] for the runtime called `subject` (e.g. one of fibra's
+/// variants).
+pub fn verdict_of<T: Rated>(
+    results: &[(&str, Outcome<Runs<T>>)],
+    subject: &str,
+    peers: &[&str],
+) -> String {
+    let head = format!("target: {subject} ≥ {}", peers.join(", "));
+    let rate = figure_of(results, subject).map(|r| r.best.timed().per_sec());
+    let Some(fibra) = rate else {
+        return format!("{head}: no {subject} figure");
     };
     let mut met = true;
     let mut ratios = Vec::new();
@@ -165,7 +197,7 @@ pub fn verdict<T: Rated>(results: &[(&str, Outcome<Runs<T>>)], peers: &[&str]) -
             Some((_, Outcome::Measured(r))) => {
                 let ratio = fibra / r.best.timed().per_sec();
                 met &= ratio >= 1.0;
-                ratios.push(format!("fibra = {} {peer}", times(ratio)));
+                ratios.push(format!("{subject} = {} {peer}", times(ratio)));
             }
             _ => ratios.push(format!("no {peer} figure")),
         }

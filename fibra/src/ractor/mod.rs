@@ -112,11 +112,29 @@
 //! `docs/internals/ractor-idle-cost.md` (what an idle Ractor costs, and
 //! where creating one goes).
 //!
+//! # Placement
+//!
+//! [`Ractor::new`] and [`Pool::spawn`] put a Ractor on the least loaded
+//! worker, so Ractors that compute, or many that send to one, run on every
+//! core at once. Two Ractors that take turns instead — one sends and waits
+//! for the other's reply — are better on one worker: [`Pool::spawn_near`]
+//! (or [`Ractor::new_near`]) places a Ractor on the worker of a given one,
+//! and [`Pool::spawn_here`] (or [`Ractor::new_here`]) on the calling
+//! Ractor's own. The pair then shares one OS thread: a message between them
+//! is a switch between two green threads there, the sender waking the
+//! receiver straight into its worker's run queue, and no other core takes
+//! part — so nothing is lost when other processes load the machine and
+//! either core may be taken away (the `ractor-pingpong-loaded` experiment
+//! of `fibra-bench` measures it), which is how Go runs such a pair (it
+//! readies a goroutine on the sender's own processor). Ractors placed on one
+//! worker never run at the same time: keep the default placement for those
+//! meant to run in parallel.
+//!
 //! # Ruby names
 //!
 //! | Ruby | fibra |
 //! |---|---|
-//! | `Ractor.new { … }` | [`Ractor::new`]`(\|ctx\| …)`, [`Pool::spawn`] |
+//! | `Ractor.new { … }` | [`Ractor::new`]`(\|ctx\| …)`, [`Pool::spawn`]; beside another Ractor [`Pool::spawn_near`] |
 //! | `r.send(v)`, `r << v` | [`Ractor::send`] |
 //! | `Ractor.receive` | [`Context::receive`] |
 //! | `Ractor.yield(v)` | [`Context::yield_value`] |
@@ -132,6 +150,7 @@ mod census;
 mod error;
 mod future;
 mod mailbox;
+mod near;
 mod outbox;
 mod pool;
 pub(crate) mod waiters;
@@ -161,6 +180,8 @@ pub struct Ractor<In, Out = (), R = ()> {
     ports: Arc<Ports<In, Out>>,
     outcome: Arc<Outcome<R>>,
     id: u64,
+    /// Where it runs, for [`Pool::spawn_near`].
+    home: pool::Home,
 }
 
 struct Ports<In, Out> {
@@ -270,6 +291,7 @@ impl<In, Out, R> Clone for Ractor<In, Out, R> {
             ports: self.ports.clone(),
             outcome: self.outcome.clone(),
             id: self.id,
+            home: self.home,
         }
     }
 }
@@ -338,7 +360,19 @@ impl<In, Out> Drop for Context<In, Out> {
 
 impl Pool {
     /// Starts a Ractor running `body` on the least loaded worker of this pool.
+    /// (To place it beside a Ractor it talks to, see [`Pool::spawn_near`].)
     pub fn spawn<In, Out, R, F>(&self, body: F) -> Ractor<In, Out, R>
+    where
+        F: FnOnce(&Context<In, Out>) -> R + Send + 'static,
+        In: Send + 'static,
+        Out: Send + 'static,
+        R: Send + 'static,
+    {
+        self.spawn_placed(self.claim(), body)
+    }
+
+    /// Starts a Ractor running `body` on the worker `placed` counts it on.
+    fn spawn_placed<In, Out, R, F>(&self, placed: pool::Placed, body: F) -> Ractor<In, Out, R>
     where
         F: FnOnce(&Context<In, Out>) -> R + Send + 'static,
         In: Send + 'static,
@@ -362,7 +396,6 @@ impl Pool {
             ports: Arc::downgrade(&ports) as Weak<dyn census::Queue>,
             outcome: Arc::downgrade(&outcome) as Weak<dyn census::Progress>,
         };
-        let placed = self.claim();
         let worker = placed.worker();
         let job = pool::Job {
             ractor,
@@ -388,7 +421,12 @@ impl Pool {
             }),
         };
         self.place(worker, job);
-        Ractor { ports, outcome, id }
+        Ractor {
+            ports,
+            outcome,
+            id,
+            home: self.home(worker),
+        }
     }
 }
 

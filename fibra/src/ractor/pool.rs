@@ -1,7 +1,8 @@
 //! The worker pool: a fixed set of OS threads, each running a green-thread
 //! runtime, that host Ractors. A Ractor is placed on the least loaded worker when
-//! it is made and stays there: its body and every green thread it spawns run on
-//! that worker's OS thread, so nothing on their stacks ever changes thread.
+//! it is made (or on the worker of a given Ractor: see `near.rs`) and stays
+//! there: its body and every green thread it spawns run on that worker's OS
+//! thread, so nothing on their stacks ever changes thread.
 
 use super::census::{self, Entry};
 use super::error::panic_message;
@@ -10,7 +11,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, mpsc};
 use std::thread;
 
@@ -42,6 +43,8 @@ pub(super) struct Job {
 pub struct Pool {
     workers: Arc<[Worker]>,
     threads: Vec<thread::JoinHandle<()>>,
+    /// Names this pool in its Ractors' [`Home`]s.
+    id: u64,
 }
 
 struct Worker {
@@ -101,9 +104,11 @@ impl Pool {
             .collect();
         // Built as the threads start, so that a panic below drops it: the
         // workers already running are closed and joined.
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let mut pool = Pool {
             workers: workers.clone(),
             threads: Vec::with_capacity(workers.len()),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         };
         let mut starts = Vec::with_capacity(workers.len());
         for index in 0..workers.len() {
@@ -149,17 +154,45 @@ impl Pool {
     /// until the returned claim is dropped (by the Ractor's job, however it
     /// ends).
     pub(super) fn claim(&self) -> Placed {
-        let (index, worker) = self
+        let (index, _) = self
             .workers
             .iter()
             .enumerate()
             .min_by_key(|(_, w)| w.load.load(Ordering::Relaxed))
             .expect("a pool has at least one worker");
-        worker.load.fetch_add(1, Ordering::Relaxed);
+        self.claim_on(index)
+    }
+
+    /// Counts a new Ractor on worker `index` (below [`Pool::workers`]) until
+    /// the returned claim is dropped.
+    pub(super) fn claim_on(&self, index: usize) -> Placed {
+        self.workers[index].load.fetch_add(1, Ordering::Relaxed);
         Placed {
             workers: self.workers.clone(),
             index,
         }
+    }
+
+    /// The worker of this pool that the calling OS thread runs, if it is one.
+    pub(super) fn running_here(&self) -> Option<usize> {
+        HOSTED.with_borrow(|hosted| match hosted {
+            Some((workers, index)) if Arc::ptr_eq(workers, &self.workers) => Some(*index),
+            _ => None,
+        })
+    }
+
+    /// Where a Ractor placed on worker `index` of this pool runs.
+    pub(super) fn home(&self, index: usize) -> Home {
+        Home {
+            pool: self.id,
+            worker: index,
+        }
+    }
+
+    /// The worker of this pool that a Ractor at `home` runs on, if it runs
+    /// on this pool.
+    pub(super) fn worker_of(&self, home: Home) -> Option<usize> {
+        (home.pool == self.id).then_some(home.worker)
     }
 
     /// Hands `job` to `worker` (a [`Placed::worker`]), where it runs as a
@@ -192,6 +225,14 @@ impl Worker {
         );
         drop(unstarted);
     }
+}
+
+/// Where a Ractor runs: its pool (by a number no other pool of the process
+/// gets) and its worker there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Home {
+    pool: u64,
+    worker: usize,
 }
 
 /// A Ractor's claim on its worker's load, released when its job ends (or is

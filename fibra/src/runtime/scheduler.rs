@@ -479,16 +479,21 @@ impl Scheduler {
     }
 
     /// How long the running green thread may spin for a wake from another OS
-    /// thread (see `spin.rs`), at most `limit` from `now`: `None` when it may
-    /// not, because no green thread runs, another could run, or a thread waits
-    /// on a socket (the poller must be asked) or a timer is due; shortened to
-    /// the next timer.
-    pub(crate) fn idle_spin_budget(&self, limit: Duration, now: Instant) -> Option<Duration> {
+    /// thread (see `spin.rs`), at most `limit` from the returned start (the
+    /// time now): `None` when it may not, because no green thread runs,
+    /// another could run, or a thread waits on a socket (the poller must be
+    /// asked) or a timer is due; shortened to the next timer. The clock is
+    /// read only once the rest allows a spin: a receiver whose worker has
+    /// another thread to run (the peer of a pair placed on one worker, which
+    /// it has just woken) gives way without reading it.
+    pub(crate) fn idle_spin_budget(&self, limit: Duration) -> Option<(Instant, Duration)> {
         if !self.is_running_a_thread() || self.reactor.has_waiters() || self.has_other_work() {
             return None;
         }
+        let now = Instant::now();
         let next_timer = self.timers.borrow().next_timeout(now);
-        Some(next_timer.map_or(limit, |next| next.min(limit))).filter(|budget| !budget.is_zero())
+        let budget = next_timer.map_or(limit, |next| next.min(limit));
+        (!budget.is_zero()).then_some((now, budget))
     }
 
     /// Records that the running thread spun for a wake from `since` and none

@@ -22,7 +22,7 @@
 //! speaks up after 100 ms) never sees it.
 
 use super::scheduler;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a green thread spins for a message before it parks: the whole of
 /// the worker's spin before it sleeps (`SPIN_BEFORE_SLEEP`, whose docs say
@@ -60,8 +60,7 @@ pub(crate) fn poll_while_idle<T>(
     let Some(scheduler) = scheduler::try_current() else {
         return Err(GaveUp::Busy);
     };
-    let start = Instant::now();
-    let Some(limit) = scheduler.idle_spin_budget(limit, start) else {
+    let Some((start, limit)) = scheduler.idle_spin_budget(limit) else {
         return Err(GaveUp::Busy);
     };
     loop {
@@ -89,6 +88,7 @@ mod tests {
     use std::rc::Rc;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Instant;
 
     /// Long enough that a spin that ran its time would hang the test: the
     /// spins below must end because other work turned up.

@@ -5,6 +5,9 @@
 //! core), Go with GOMAXPROCS at the number of cores, Erlang with its default
 //! schedulers (one per core), crossbeam with an OS thread per sender, may
 //! with a worker per core.
+//!
+//! `ractor-fanin-loaded` runs the same beside a `nice -n 19` busy loop per
+//! core (see [`crate::load`]), on request only.
 
 pub(super) mod crossbeam;
 mod fibra;
@@ -14,6 +17,7 @@ use super::rates::{self, Plan, Runner, Runtime};
 use super::{Experiment, Section};
 use crate::chart::Chart;
 use crate::ctx::{Ctx, RUNS};
+use crate::load::Load;
 use crate::measure::{Outcome, Runs, Timed};
 use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
@@ -32,6 +36,20 @@ pub const EXPERIMENT: Experiment = Experiment {
     run,
     // Fan-in on may, in a process of its own.
     child: Some(may::main),
+};
+
+/// The same beside a busy loop per core: its own name, so that its tables and
+/// records stand apart from the quiet ones, and not in the default run (it
+/// takes as long again).
+pub const LOADED: Experiment = Experiment {
+    name: "ractor-fanin-loaded",
+    description: "ractor-fanin beside a `nice -n 19` busy loop per core",
+    default: false,
+    runtimes: EXPERIMENT.runtimes,
+    charts: EXPERIMENT.charts,
+    run: run_loaded,
+    // may's fan-in runs as ractor-fanin's child.
+    child: None,
 };
 
 /// The numbers of senders, each with the label of its progress lines.
@@ -116,6 +134,14 @@ fn runtimes() -> Vec<Runtime<Size>> {
 }
 
 fn run(ctx: &Ctx) -> Section {
+    run_under(ctx, &EXPERIMENT, Load::Quiet)
+}
+
+fn run_loaded(ctx: &Ctx) -> Section {
+    run_under(ctx, &LOADED, Load::BusyLoops)
+}
+
+fn run_under(ctx: &Ctx, experiment: &Experiment, load: Load) -> Section {
     let mut section = Section::default();
     let messages = messages(ctx);
     for (k, (senders, label)) in SENDERS.into_iter().enumerate() {
@@ -130,7 +156,7 @@ fn run(ctx: &Ctx) -> Section {
         };
         // A peer found missing once is named once.
         let mut found = Section::default();
-        let (results, hows) = rates::measure_all(ctx, &plan, runtimes(), &mut found);
+        let (results, hows) = rates::measure_under(ctx, &plan, runtimes(), &mut found, load);
         if k == 0 {
             section.missing = found.missing;
         }
@@ -145,10 +171,12 @@ fn run(ctx: &Ctx) -> Section {
         notes.push(rates::verdict(&results, &["go", "crossbeam", "erlang"]));
         section.tables.push(Table {
             title: format!(
-                "ractor-fanin: {} sending {} messages in all to one receiver; best of \
-                 {RUNS} runs after a warm-up",
+                "{}: {} sending {} messages in all to one receiver; best of {RUNS} runs \
+                 after a warm-up{}",
+                experiment.name,
                 plural(senders),
-                grouped(size.total())
+                grouped(size.total()),
+                load.title()
             ),
             columns: vec![
                 "runtime",
@@ -161,7 +189,9 @@ fn run(ctx: &Ctx) -> Section {
             rows,
             notes,
         });
-        section.records.extend(records(size, &results));
+        section
+            .records
+            .extend(records(experiment.name, size, &results));
     }
     section
 }
@@ -189,10 +219,14 @@ fn parse(stdout: &str, size: Size) -> Result<Timed, String> {
     }
 }
 
-fn records(size: Size, results: &[(&str, Outcome<Runs<Timed>>)]) -> Vec<Record> {
+fn records(
+    experiment: &'static str,
+    size: Size,
+    results: &[(&str, Outcome<Runs<Timed>>)],
+) -> Vec<Record> {
     let variant = format!("senders={} messages={}", size.senders, size.total());
     let metrics = ("messages_per_s", "ns_per_message");
-    rates::records(EXPERIMENT.name, &variant, results, metrics)
+    rates::records(experiment, &variant, results, metrics)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! Message ping-pong between two Ractors on different cores (the issue
-//! "Ractors"): ping sends a number to pong, pong sends it back plus one, N
+//! Message ping-pong between two Ractors, on different cores (`fibra`, the
+//! issue "Ractors") and on one worker (`fibra-near`, placed with
+//! `Pool::spawn_near`, issue 28): ping sends a number to pong, pong sends it back plus one, N
 //! times; the rate is round trips per second, and the median and 99th
 //! percentile of a round trip show its spread ([`crate::latency`]). Against
 //! the same exchange between two OS threads over crossbeam-channel, between
@@ -7,6 +8,11 @@
 //! (`!` and `receive`), between two `may` coroutines over may's channels, and
 //! between two Ruby Ractors (the issue's own runtime); and against the
 //! hardware's floor, two OS threads bouncing a number through one atomic.
+//!
+//! `ractor-pingpong-loaded` runs the same beside a `nice -n 19` busy loop per
+//! core (see [`crate::load`]), on request only: it is the case where a pair
+//! on two cores loses a core at random moments, and a pair that shares one
+//! OS thread (Go's, may's, fibra's with `Pool::spawn_near`) does not.
 
 pub(super) mod crossbeam;
 mod fibra;
@@ -18,6 +24,7 @@ use super::{Experiment, Section};
 use crate::chart::Chart;
 use crate::ctx::{Ctx, RUNS};
 use crate::latency::{Percentiles, SAMPLE_EVERY};
+use crate::load::Load;
 use crate::measure::{Best, Outcome, Rated, Runs, Timed, figure_of};
 use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
@@ -26,7 +33,7 @@ use crate::report::{SPREAD_NOTE, Table, eng, grouped, short, times};
 
 pub const EXPERIMENT: Experiment = Experiment {
     name: "ractor-pingpong",
-    description: "message round trips between two Ractors on different cores",
+    description: "message round trips between two Ractors, on two workers and on one",
     default: true,
     runtimes: || rates::names(&runtimes()),
     charts: &[
@@ -42,6 +49,20 @@ pub const EXPERIMENT: Experiment = Experiment {
     run,
     // Ping-pong on may, in a process of its own.
     child: Some(may::main),
+};
+
+/// The same beside a busy loop per core: its own name, so that its tables and
+/// records stand apart from the quiet ones, and not in the default run (it
+/// takes as long again).
+pub const LOADED: Experiment = Experiment {
+    name: "ractor-pingpong-loaded",
+    description: "ractor-pingpong beside a `nice -n 19` busy loop per core",
+    default: false,
+    runtimes: EXPERIMENT.runtimes,
+    charts: EXPERIMENT.charts,
+    run: run_loaded,
+    // may's ping-pong runs as ractor-pingpong's child.
+    child: None,
 };
 
 /// Round trips in one run.
@@ -96,6 +117,12 @@ fn runtimes() -> Vec<Runtime<u64, RoundTrips>> {
             runner: Runner::InProcess(fibra::push),
         },
         Runtime {
+            name: "fibra-near",
+            how: "the same, ping placed with Pool::spawn_near(&pong): both on one worker, \
+                  so a round trip is two switches on one OS thread",
+            runner: Runner::InProcess(fibra::push_near),
+        },
+        Runtime {
             name: FLOOR,
             how: "the hardware's floor: two OS threads bouncing a number through one atomic, \
                   each spinning until the other's write arrives (no queue, no sleep)",
@@ -143,17 +170,25 @@ fn runtimes() -> Vec<Runtime<u64, RoundTrips>> {
 }
 
 fn run(ctx: &Ctx) -> Section {
+    run_under(ctx, &EXPERIMENT, Load::Quiet)
+}
+
+fn run_loaded(ctx: &Ctx) -> Section {
+    run_under(ctx, &LOADED, Load::BusyLoops)
+}
+
+fn run_under(ctx: &Ctx, experiment: &Experiment, load: Load) -> Section {
     let mut section = Section::default();
     let n = round_trips(ctx);
     let peer_args = [n.to_string()];
     let plan = Plan {
-        experiment: EXPERIMENT.name,
+        experiment: experiment.name,
         size: n,
         peer_args: &peer_args,
         parse: &|stdout| parse(stdout, n),
         warm_up: true,
     };
-    let (results, mut notes) = rates::measure_all(ctx, &plan, runtimes(), &mut section);
+    let (results, mut notes) = rates::measure_under(ctx, &plan, runtimes(), &mut section, load);
     let rows = rates::rows(&results, |r| {
         let t = r.timed;
         vec![
@@ -175,12 +210,19 @@ fn run(ctx: &Ctx) -> Section {
     );
     notes.push(SPREAD_NOTE.into());
     notes.push(rates::verdict(&results, &["crossbeam", "go"]));
+    notes.push(rates::verdict_of(
+        &results,
+        "fibra-near",
+        &["crossbeam", "go"],
+    ));
     notes.push(floor_verdict(&results));
     section.tables.push(Table {
         title: format!(
-            "ractor-pingpong: {} round trips of a number between two threads of execution \
-             on different cores; best of {RUNS} runs after a warm-up",
-            grouped(n)
+            "{}: {} round trips of a number between two threads of execution; best of \
+             {RUNS} runs after a warm-up{}",
+            experiment.name,
+            grouped(n),
+            load.title()
         ),
         columns: vec![
             "runtime",
@@ -195,7 +237,9 @@ fn run(ctx: &Ctx) -> Section {
         rows,
         notes,
     });
-    section.records.extend(records(n, &results));
+    section
+        .records
+        .extend(records(experiment.name, n, &results));
     section
 }
 
@@ -239,11 +283,15 @@ fn floor_verdict(results: &[(&str, Outcome<Runs<RoundTrips>>)]) -> String {
     }
 }
 
-fn records(n: u64, results: &[(&str, Outcome<Runs<RoundTrips>>)]) -> Vec<Record> {
+fn records(
+    experiment: &'static str,
+    n: u64,
+    results: &[(&str, Outcome<Runs<RoundTrips>>)],
+) -> Vec<Record> {
     let metrics = ("round_trips_per_s", "ns_per_round_trip");
-    let mut records = rates::records(EXPERIMENT.name, &format!("n={n}"), results, metrics);
+    let mut records = rates::records(experiment, &format!("n={n}"), results, metrics);
     records.extend(record::of_measured(
-        EXPERIMENT.name,
+        experiment,
         &format!("n={n}"),
         results,
         |r| {
@@ -262,7 +310,12 @@ mod tests {
 
     #[test]
     fn every_runtime_in_process_plays() {
-        for f in [fibra::push, crossbeam::pingpong, floor::pingpong] {
+        for f in [
+            fibra::push,
+            fibra::push_near,
+            crossbeam::pingpong,
+            floor::pingpong,
+        ] {
             let r = f(1000).unwrap();
             assert_eq!(r.timed.count, 1000);
             assert!(r.latency.p50_ns <= r.latency.p99_ns, "{r:?}");
