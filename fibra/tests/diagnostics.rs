@@ -194,7 +194,7 @@ fn a_stall_in_std_thread_sleep_is_named_with_no_setting() {
         .unwrap_or_else(|| panic!("no stall line: {stderr}"));
     assert!(line.contains("green thread 'sleeper'"), "{line}");
     assert!(
-        line.contains("nanosleep (std::thread::sleep?)") || under_emulation(&line),
+        line.contains("nanosleep (std::thread::sleep?)") || under_emulation(line),
         "{line}"
     );
 }
@@ -210,7 +210,7 @@ fn a_std_mutex_held_across_a_park_is_named_as_a_futex_wait() {
     assert!(line.contains("green thread 'second'"), "{line}");
     assert!(
         line.contains("blocked in futex (a std lock, condvar or channel?)")
-            || under_emulation(&line),
+            || under_emulation(line),
         "{line}"
     );
 }
