@@ -24,6 +24,8 @@ cargo test -p fibra-http --features tracing --test access_log_tracing
 cargo test -p fibra --features tokio --test tokio_bridge
 cargo test -p fibra --features tokio --doc tokio
 cargo test -p fibra --features tracing --test tracing_spans --test report_events
+# The stall line's release default (1 s), with its system call named.
+cargo test --release -p fibra --test diagnostics
 cargo run -q -p fibra-check-panic-abort --profile abort
 scripts/miri.sh
 scripts/model-check.sh

@@ -96,13 +96,17 @@ pub fn selects(wanted: &str, name: &str) -> bool {
 /// `target/<profile>/deps/fibra_bench-…`, two levels up from which is
 /// `target/<profile>`, where `fibra-bench` is the program's file.
 pub fn target_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return PathBuf::from(dir);
-    }
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| target_dir_above(&exe))
-        .unwrap_or_else(|| PathBuf::from("target"))
+    let dir = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::current_exe()
+            .ok()
+            .and_then(|exe| target_dir_above(&exe))
+            .unwrap_or_else(|| PathBuf::from("target")),
+    };
+    // Absolute: the peers' builds run in their own folders (`go -C DIR`), where
+    // a relative path would name another place (a copied binary outside
+    // `target/` fell back to `target` and every Go build failed).
+    std::path::absolute(&dir).unwrap_or(dir)
 }
 
 /// The nearest directory above `exe` with a `CACHEDIR.TAG` file in it.
