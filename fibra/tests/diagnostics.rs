@@ -62,48 +62,44 @@ fn waits_for_a_message_nobody_sends(rx: &channel::Receiver<u32>) -> u32 {
     rx.recv().unwrap_or(0)
 }
 
-#[test]
-fn spawn_outside_a_runtime_points_at_the_caller() {
-    let out = child("spawn_outside", &[]);
+/// Runs the child `which`, which misuses an operation outside a runtime, and
+/// checks that its panic names the operation (`message`) and points at the
+/// test's own `line`, not at fibra's code.
+fn misuse_points_at_the_caller(which: &str, line: u32, message: &str) {
+    let out = child(which, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(
-        stderr.contains(&format!("tests/diagnostics.rs:{SPAWN_LINE}")),
+        stderr.contains(&format!("tests/diagnostics.rs:{line}")),
         "{stderr}"
     );
-    assert!(
-        stderr.contains("fibra::spawn called outside a fibra runtime"),
-        "{stderr}"
+    assert!(stderr.contains(message), "{stderr}");
+}
+
+#[test]
+fn spawn_outside_a_runtime_points_at_the_caller() {
+    misuse_points_at_the_caller(
+        "spawn_outside",
+        SPAWN_LINE,
+        "fibra::spawn called outside a fibra runtime",
     );
 }
 
 #[test]
 fn a_channel_receive_outside_a_runtime_points_at_the_caller() {
-    let out = child("recv_outside", &[]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains(&format!("tests/diagnostics.rs:{RECV_LINE}")),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("fibra::sync::channel::Receiver::recv called outside a fibra runtime"),
-        "{stderr}"
+    misuse_points_at_the_caller(
+        "recv_outside",
+        RECV_LINE,
+        "fibra::sync::channel::Receiver::recv called outside a fibra runtime",
     );
 }
 
 #[test]
 fn a_lock_wait_outside_a_runtime_points_at_the_caller() {
-    let out = child("write_outside", &[]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains(&format!("tests/diagnostics.rs:{WRITE_LINE}")),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("fibra::sync::RwLock::write called outside a fibra runtime"),
-        "{stderr}"
+    misuse_points_at_the_caller(
+        "write_outside",
+        WRITE_LINE,
+        "fibra::sync::RwLock::write called outside a fibra runtime",
     );
 }
 
