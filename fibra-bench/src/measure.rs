@@ -46,6 +46,36 @@ impl Rated for Timed {
     }
 }
 
+/// Implements [`Best`] and [`Rated`] for a figure that is a [`Timed`] (its
+/// field `timed`) with more measured beside it (percentiles, CPU time): the
+/// better run is the one whose `timed` is better, with all it measured.
+macro_rules! rated_by_timed {
+    ($figure:ty) => {
+        impl $crate::measure::Best for $figure {
+            fn best(self, other: Self) -> Self {
+                match self.timed.best(other.timed) == self.timed {
+                    true => self,
+                    false => other,
+                }
+            }
+
+            fn worst(self, other: Self) -> Self {
+                match self.timed.worst(other.timed) == self.timed {
+                    true => self,
+                    false => other,
+                }
+            }
+        }
+
+        impl $crate::measure::Rated for $figure {
+            fn timed(&self) -> $crate::measure::Timed {
+                self.timed
+            }
+        }
+    };
+}
+pub(crate) use rated_by_timed;
+
 /// What one measurement of one runtime produced. A runtime that is not installed
 /// never gets this far: it is reported as missing instead.
 #[derive(Clone, Debug, PartialEq)]

@@ -17,7 +17,7 @@ use super::{Experiment, Section};
 use crate::chart::Chart;
 use crate::cpu::{self, us_each};
 use crate::ctx::{Ctx, RUNS};
-use crate::measure::{Best, Outcome, Rated, Runs, Timed};
+use crate::measure::{Outcome, Runs, Timed};
 use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
 use crate::record::{self, Record};
@@ -115,28 +115,7 @@ impl Echoed {
     }
 }
 
-impl Best for Echoed {
-    /// The run with the better rate, with its own CPU time.
-    fn best(self, other: Echoed) -> Echoed {
-        match self.timed.best(other.timed) == self.timed {
-            true => self,
-            false => other,
-        }
-    }
-
-    fn worst(self, other: Echoed) -> Echoed {
-        match self.timed.worst(other.timed) == self.timed {
-            true => self,
-            false => other,
-        }
-    }
-}
-
-impl Rated for Echoed {
-    fn timed(&self) -> Timed {
-        self.timed
-    }
-}
+crate::measure::rated_by_timed!(Echoed);
 
 /// The wall clock and this process's CPU time, read as the round trips start.
 pub struct Clocks {

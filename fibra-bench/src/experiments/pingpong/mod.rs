@@ -25,7 +25,7 @@ use crate::chart::Chart;
 use crate::ctx::{Ctx, RUNS};
 use crate::latency::{Percentiles, SAMPLE_EVERY};
 use crate::load::Load;
-use crate::measure::{Best, Outcome, Rated, Runs, Timed, figure_of};
+use crate::measure::{Outcome, Runs, Timed, figure_of};
 use crate::peers::Launcher;
 use crate::peers::protocol::parse_line;
 use crate::record::{self, Record};
@@ -85,28 +85,7 @@ pub struct RoundTrips {
     pub latency: Percentiles,
 }
 
-impl Best for RoundTrips {
-    /// The run with the better rate, with its own percentiles.
-    fn best(self, other: RoundTrips) -> RoundTrips {
-        match self.timed.best(other.timed) == self.timed {
-            true => self,
-            false => other,
-        }
-    }
-
-    fn worst(self, other: RoundTrips) -> RoundTrips {
-        match self.timed.worst(other.timed) == self.timed {
-            true => self,
-            false => other,
-        }
-    }
-}
-
-impl Rated for RoundTrips {
-    fn timed(&self) -> Timed {
-        self.timed
-    }
-}
+crate::measure::rated_by_timed!(RoundTrips);
 
 fn runtimes() -> Vec<Runtime<u64, RoundTrips>> {
     vec![
@@ -307,6 +286,7 @@ fn records(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::Best;
 
     #[test]
     fn every_runtime_in_process_plays() {
