@@ -92,11 +92,14 @@ impl Request {
             let start = part.as_ptr() as usize - base;
             start..start + part.len()
         };
-        self.method = range(parsed.method.unwrap_or_default().as_bytes());
+        // httparse hands the method over as text already: compared as it is,
+        // not validated again through `method()` (one UTF-8 check a request).
+        let method = parsed.method.unwrap_or_default();
+        self.method = range(method.as_bytes());
         self.target = range(parsed.path.unwrap_or_default().as_bytes());
         let mut target = self.target.clone();
         self.authority = None;
-        if self.method() == "CONNECT" && is_authority_form(&raw[target.clone()]) {
+        if method == "CONNECT" && is_authority_form(&raw[target.clone()]) {
             // Authority form: the whole target is the authority (and, with
             // nothing else in it, the path too).
             self.authority = Some(target.clone());
