@@ -69,7 +69,7 @@
 //! On Linux the line also says what the OS thread is doing, read from
 //! `/proc/self/task/TID/syscall` when the line is written: "blocked in futex
 //! (a std lock, condvar or channel?)", "blocked in clock_nanosleep
-//! (std::thread::sleep?)", "blocked in read on fd 7, socket:[81723] (a
+//! (std::thread::sleep?)", "blocked in read on fd 7, socket:\[81723\] (a
 //! blocking socket or file?)", "blocked in wait4 (Command::output, status or
 //! wait?)", or "running (not in a system call)" for a long computation; a
 //! [`dump`]'s line for a busy runtime says the same. The lines can go to
