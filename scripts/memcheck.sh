@@ -68,6 +68,7 @@ for bin in $binaries; do
     rc=0
     # shellcheck disable=SC2046 # model_skip prints whole words or nothing
     FIBRA_MODEL_CASES=$(model_cases "$bin") timeout 600 valgrind --quiet --fair-sched=yes --error-exitcode=99 --leak-check=full \
+      --suppressions=scripts/valgrind.supp \
       --show-leak-kinds=definite --errors-for-leak-kinds=definite \
       "$bin" --test-threads=1 -q "${skip[@]}" $(model_skip "$bin") || rc=$?
     [ "$rc" = 124 ] && [ "$attempt" = 1 ] && { echo "memcheck: $(basename "$bin") timed out under valgrind; retrying once" >&2; continue; }
