@@ -180,34 +180,33 @@ fn under_emulation(line: &str) -> bool {
         && line.contains("blocked in system call number")
 }
 
-#[test]
+/// Runs the child `which` with no stall setting and checks its stall line
+/// names green thread `thread` and says its OS thread is in `doing` (or, under
+/// emulation, a system call by number).
 #[cfg(target_os = "linux")]
-fn a_stall_in_std_thread_sleep_is_named_with_no_setting() {
-    let stderr = child_until("std_sleep", &["without parking or yielding"]);
+fn stall_line_names(which: &str, thread: &str, doing: &str) {
+    let stderr = child_until(which, &["without parking or yielding"]);
     let line = stderr
         .lines()
         .find(|l| l.contains("without parking or yielding"))
         .unwrap_or_else(|| panic!("no stall line: {stderr}"));
-    assert!(line.contains("green thread 'sleeper'"), "{line}");
-    assert!(
-        line.contains("nanosleep (std::thread::sleep?)") || under_emulation(line),
-        "{line}"
-    );
+    assert!(line.contains(&format!("green thread '{thread}'")), "{line}");
+    assert!(line.contains(doing) || under_emulation(line), "{line}");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_stall_in_std_thread_sleep_is_named_with_no_setting() {
+    stall_line_names("std_sleep", "sleeper", "nanosleep (std::thread::sleep?)");
 }
 
 #[test]
 #[cfg(target_os = "linux")]
 fn a_std_mutex_held_across_a_park_is_named_as_a_futex_wait() {
-    let stderr = child_until("std_mutex", &["without parking or yielding"]);
-    let line = stderr
-        .lines()
-        .find(|l| l.contains("without parking or yielding"))
-        .unwrap_or_else(|| panic!("no stall line: {stderr}"));
-    assert!(line.contains("green thread 'second'"), "{line}");
-    assert!(
-        line.contains("blocked in futex (a std lock, condvar or channel?)")
-            || under_emulation(line),
-        "{line}"
+    stall_line_names(
+        "std_mutex",
+        "second",
+        "blocked in futex (a std lock, condvar or channel?)",
     );
 }
 
