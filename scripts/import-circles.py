@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails if the files of a Rust source folder import each other in a circle.
 
-    scripts/import-circles.py DIR...      (e.g. fibra/src/runtime)
+    scripts/import-circles.py [--list] DIR...      (e.g. fibra/src/runtime)
 
 A module is a file (`x.rs`, or a folder's `x/mod.rs`). An import is any path
 that starts with `crate::`, `super::` or `self::` in code (a `use` item, or a
@@ -15,7 +15,8 @@ that holds it (its `mod.rs`, or an ancestor's), and a folder's `mod.rs` use
 of its own files, are not edges: that is how Rust lays out one module across
 files. Prints each circle found (its members, and one import per edge, as
 `file -> target`), and exits 1 if there is one; prints "no circle" and exits
-0 otherwise.
+0 otherwise. With --list, it first prints each file's imports (the modules
+they name, crate paths; those outside DIR in brackets).
 """
 import os
 import re
@@ -174,6 +175,8 @@ def resolve(mods, cur, path):
             if segs[0] == 'super':
                 base = base[:-1]
             segs = segs[1:]
+    elif tuple(cur) + (segs[0],) in mods:
+        base = list(cur)  # a path into one of the file's own child modules
     else:
         return None
     for i in range(len(segs), -1, -1):
@@ -183,11 +186,11 @@ def resolve(mods, cur, path):
     return None
 
 
-INLINE = re.compile(r'(?<![\w$])\$?(?:crate|super|self)(?:\s*::\s*(?:super|self|[A-Za-z_]\w*))+')
+INLINE = re.compile(r'(?<![\w$:])\$?(?:crate|super|self|[a-z_]\w*)(?:\s*::\s*(?:super|self|[A-Za-z_]\w*))+')
 USE = re.compile(r'\buse\s+([^;]*);')
 
 
-def check(folder):
+def check(folder, listing=False):
     root, top = crate_root(folder)
     top = tuple(top)
     mods = modules(root)
@@ -202,6 +205,13 @@ def check(folder):
             paths += use_paths(u.group(1))
         paths += [x.group(0).replace(' ', '') for x in INLINE.finditer(src)]
         imports[m] = {t for t in (resolve(mods, m, x) for x in paths) if t is not None}
+    if listing:
+        for m in sorted(imports):
+            inside = sorted('::'.join(t[len(top):]) for t in imports[m]
+                            if t[:len(top)] == top and len(t) > len(top) and m[:len(t)] != t)
+            outside = sorted('::'.join(t) or 'crate' for t in imports[m] if t[:len(top)] != top)
+            name = os.path.relpath(files[m], folder)
+            print(f'{name}: {" ".join(inside) or "-"}' + (f' [{" ".join(outside)}]' if outside else ''))
     edges = {}  # (level, from, to) -> an example (file, target)
     for m, targets in imports.items():
         if any(m[:len(t)] == t for t in tested):
@@ -268,7 +278,10 @@ def strongly_connected(graph):
 
 
 if __name__ == '__main__':
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    listing = '--list' in args
+    folders = [a for a in args if a != '--list']
+    if not folders:
         sys.exit(__doc__)
-    ok = all([check(folder) for folder in sys.argv[1:]])
+    ok = all([check(folder, listing) for folder in folders])
     sys.exit(0 if ok else 1)

@@ -4,7 +4,8 @@
 //! most the direction's timeout, if one is set. A child's pipes and its
 //! pidfd (`process`) are registered the same way.
 
-use crate::runtime::reactor::{Direction, IoKey, Turn};
+use crate::runtime::reactor::{Direction, IoKey};
+use crate::runtime::turn::Turn;
 use crate::runtime::scheduler::{self, Scheduler};
 use crate::runtime::{SocketDirection, WaitReason};
 use crate::time::deadline_after;

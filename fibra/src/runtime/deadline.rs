@@ -6,7 +6,6 @@
 //! The records live here, on the heap, not on the thread's stack: the
 //! scheduler reads them at a park and a compacted stack is never read.
 
-use super::scheduler;
 use super::task::TaskId;
 use super::timers::TimerKey;
 use std::any::Any;
@@ -139,35 +138,6 @@ impl Deadlines {
 impl Stack {
     fn nearest(&self) -> Option<Instant> {
         self.deadlines.iter().map(|&(at, _)| at).min()
-    }
-}
-
-/// A deadline of the running green thread, in force until this is dropped
-/// (see `Scheduler::start_deadline`).
-pub(crate) struct Deadline {
-    task: TaskId,
-    id: u64,
-}
-
-impl Deadline {
-    pub(super) fn new(task: TaskId, id: u64) -> Deadline {
-        Deadline { task, id }
-    }
-
-    /// Names this deadline in the [`Expired`] payload that its expiry unwinds
-    /// with.
-    pub(crate) fn id(&self) -> u64 {
-        self.id
-    }
-}
-
-impl Drop for Deadline {
-    fn drop(&mut self) {
-        // Its runtime may be gone (a thread unwound as its runtime is
-        // dropped): then so are its deadlines.
-        if let Some(scheduler) = scheduler::try_current() {
-            scheduler.end_deadline(self.task, self.id);
-        }
     }
 }
 

@@ -10,8 +10,9 @@
 //! so ("busy running …"). The caller's own runtime, if any, is described by
 //! the caller itself.
 
-use super::registry::{self, Monitor, lock};
+use super::registry::{self, Answer, Monitor, Request, lock};
 use super::scheduler;
+use super::section::{Section, ThreadState};
 use super::task::TaskId;
 use super::wait::{SocketDirection, WaitReason};
 use std::collections::HashMap;
@@ -91,27 +92,6 @@ pub struct ThreadDump {
     /// used. The dump puts such a thread's stack back to trace it, and the
     /// runtime compacts it again at its next sweep.
     pub compacted: Option<usize>,
-}
-
-/// What a green thread is doing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ThreadState {
-    /// It is running: it took the dump, or the dump was taken from a fiber it
-    /// resumed.
-    Running,
-    /// It is in the run queue (it yielded, or was woken).
-    Ready,
-    /// It was spawned and has not run yet.
-    NotStarted,
-    /// It is parked, waiting for `reason`, for `waited` so far (measured from
-    /// the end of its runtime's round of threads before it parked, so
-    /// slightly long).
-    Parked {
-        /// What it waits for.
-        reason: WaitReason,
-        /// For how long.
-        waited: Duration,
-    },
 }
 
 /// One [`Ractor`](crate::ractor::Ractor): where it lives, what it does, and
@@ -405,77 +385,6 @@ fn make(
             .join()
             .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
     })
-}
-
-/// A runtime's description of its green threads, before symbolization.
-pub(crate) struct Section {
-    pub(crate) threads: Vec<RawThread>,
-    pub(crate) ractors: Vec<RawRactor>,
-}
-
-/// Lists the Ractors a runtime hosts, for its part of a dump (see
-/// [`describe_ractors_with`](super::describe_ractors_with)).
-pub(crate) type DescribeRactors = fn() -> Vec<RawRactor>;
-
-/// A Ractor as the worker it lives on describes it.
-pub(crate) struct RawRactor {
-    pub(crate) id: u64,
-    pub(crate) worker: usize,
-    /// Its body's green thread (`None` while it waits to be started).
-    pub(crate) thread: Option<u64>,
-    pub(crate) queued: usize,
-    pub(crate) finished: bool,
-}
-
-/// A green thread as its runtime describes it: its backtrace as return
-/// addresses (symbolized by the dumping thread, once per address).
-pub(crate) struct RawThread {
-    pub(crate) id: u64,
-    pub(crate) name: Option<Arc<str>>,
-    pub(crate) state: ThreadState,
-    pub(crate) stack: Vec<usize>,
-    pub(crate) compacted: Option<usize>,
-}
-
-/// A dump's request to one runtime, and its answer.
-pub(crate) struct Request {
-    answer: Mutex<Answer>,
-    changed: Condvar,
-}
-
-enum Answer {
-    Asked,
-    /// The runtime has begun to describe itself.
-    Started,
-    Done(Arc<Section>),
-    /// The dump stopped waiting (it reported the runtime busy), or the
-    /// runtime ended.
-    Gone,
-}
-
-impl Request {
-    /// Takes the request up, unless the dump gave up on it; the runtime then
-    /// owes it an [`answer`](Request::answer).
-    pub(crate) fn start(&self) -> bool {
-        let mut answer = lock(&self.answer);
-        if matches!(*answer, Answer::Asked) {
-            *answer = Answer::Started;
-            true
-        } else {
-            false
-        }
-    }
-
-    pub(crate) fn answer(&self, section: Arc<Section>) {
-        *lock(&self.answer) = Answer::Done(section);
-        self.changed.notify_all();
-    }
-
-    /// The runtime has ended without answering.
-    pub(crate) fn drop_unanswered(&self) {
-        *lock(&self.answer) = Answer::Gone;
-        self.changed.notify_all();
-    }
 }
 
 /// Asks `monitor`'s runtime for its section, or says why it gave none.

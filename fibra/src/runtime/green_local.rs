@@ -11,6 +11,7 @@
 //! may park, spawn or use other keys.
 
 use super::scheduler;
+use super::task::Slots;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -417,16 +418,8 @@ impl fmt::Display for AccessError {
 
 impl std::error::Error for AccessError {}
 
-/// The green-local values of one green thread, or of the code outside green
-/// threads on one OS thread, by key index.
-#[derive(Default)]
-pub(crate) struct Slots {
-    values: Vec<Option<Rc<dyn Any>>>,
-    /// The thread's end has begun: its values are being dropped, and none can
-    /// be had or made any more.
-    ended: bool,
-}
-
+// The storage (`Slots`) is the task's (`task.rs`): the scheduler keeps it
+// in each thread's entry; how keys read and write it is here.
 impl Slots {
     const EMPTY: Slots = Slots {
         values: Vec::new(),

@@ -118,7 +118,7 @@ impl Handle {
         T: Send + 'static,
     {
         let (handle, completion) = RemoteJoinHandle::new(self.remote.clone());
-        let errand: Errand = Box::new(move |scheduler| start(scheduler, completion, f));
+        let errand: Errand = Box::new(move || start(&scheduler::current(), completion, f));
         match self.remote.send_errand(errand) {
             Ok(()) => Ok(handle),
             Err(refused) => {
@@ -137,7 +137,8 @@ impl Handle {
     }
 }
 
-/// Starts `f` as a green thread of `scheduler` (an errand, run by its loop)
+/// Starts `f` as a green thread of `scheduler` (an errand, run by its loop,
+/// where it is the current runtime)
 /// unless its handle cancelled it first; the thread reports to `completion`.
 fn start<F, T>(scheduler: &Scheduler, completion: Completion<T>, f: F)
 where

@@ -2,8 +2,8 @@
 //! `Thread#join` and `Thread#value`).
 
 use super::green_local::run_thread;
-use super::scheduler::{self, Cancelled, RuntimeId, Scheduler};
-use super::task::{Body, Options, TaskId};
+use super::scheduler::{self, Cancelled, Options, RuntimeId, Scheduler};
+use super::task::{Body, TaskId};
 use super::wait::WaitReason;
 use std::any::Any;
 use std::cell::{Cell, RefCell};

@@ -15,7 +15,6 @@
 use super::handle::Handle;
 use super::registry::Monitor;
 use super::scheduler;
-use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
@@ -126,48 +125,6 @@ pub struct RuntimeMetrics {
     pub blocking_threads_busy: u64,
     /// Jobs waiting for a blocking-pool thread. Process-wide.
     pub blocking_queued: u64,
-}
-
-/// The counters a runtime writes and other OS threads read (see the module
-/// docs).
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    pub(super) spawns: Counter,
-    pub(super) parks: Counter,
-    pub(super) yields: Counter,
-    pub(super) local_wakes: Counter,
-    pub(super) remote_wakes: Counter,
-    pub(super) passes: Counter,
-    pub(super) reactor_events: Counter,
-    /// Nanoseconds asleep in the poller.
-    pub(super) idle_nanos: Counter,
-    /// Gauges, set at each pass of the loop.
-    pub(super) alive: Counter,
-    pub(super) ready: Counter,
-    pub(super) timers_armed: Counter,
-}
-
-/// One counter with one writer, the runtime's OS thread.
-#[derive(Debug, Default)]
-pub(crate) struct Counter(AtomicU64);
-
-impl Counter {
-    /// Adds `n`. Only the runtime's own OS thread calls it (the single
-    /// writer: a load and a store, no read-modify-write).
-    #[inline(always)]
-    pub(super) fn add(&self, n: u64) {
-        self.0.store(self.0.load(Relaxed).wrapping_add(n), Relaxed);
-    }
-
-    /// Sets it to `n` (a gauge), from the runtime's own OS thread.
-    #[inline(always)]
-    pub(super) fn set(&self, n: u64) {
-        self.0.store(n, Relaxed);
-    }
-
-    pub(super) fn get(&self) -> u64 {
-        self.0.load(Relaxed)
-    }
 }
 
 /// The metrics of the runtime running on this OS thread.

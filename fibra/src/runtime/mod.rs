@@ -150,6 +150,7 @@
 //! | `Thread.current[:x] = v`, `Thread.current[:x]` (`Thread#[]=`, `Thread#[]`) | a key declared with [`green_local!`](crate::green_local) (`static X: Cell<T> = …;`), then `X.set(v)`, `X.get()` ([`LocalKey`]): the running green thread's own value. Ruby's are per fiber; a fiber that a green thread resumes shares the thread's values, as with Ruby's `Thread#thread_variable_get`/`thread_variable_set` |
 //! | `Timeout.timeout(s) { … }` | [`time::timeout`](crate::time::timeout)`(d, \|\| …)`, run on the calling thread as Ruby's is; enforced where the work waits, and a zero limit ends it at its first wait (Ruby: `0` is no limit) |
 
+mod counters;
 pub(crate) mod deadline;
 mod dump;
 mod dump_signal;
@@ -157,6 +158,7 @@ mod green_local;
 mod handle;
 mod join;
 mod metrics;
+mod os_thread;
 pub(crate) mod reactor;
 mod registry;
 mod remote;
@@ -167,20 +169,21 @@ mod report;
 mod ring;
 pub(crate) mod scheduler;
 mod scope;
+mod section;
 pub(crate) mod spin;
 mod stack_trace;
 mod stall;
 pub(crate) mod task;
 mod thread_builder;
 pub(crate) mod timers;
+pub(crate) mod turn;
 mod wait;
 pub(crate) mod waiter;
 
 pub use dump::{
     ANSWER_WITHIN, Dump, Frame, RactorDump, RactorState, RuntimeDump, RuntimeState, ThreadDump,
-    ThreadState, dump,
+    dump,
 };
-pub(crate) use dump::{DescribeRactors, RawRactor};
 pub use dump_signal::dump_on_signal;
 pub(crate) use green_local::run_thread;
 pub use green_local::{AccessError, LocalKey};
@@ -192,6 +195,8 @@ pub use remote::Unparker;
 pub use remote_join::RemoteJoinHandle;
 pub use scheduler::Cancelled;
 pub use scope::{Scope, ScopedJoinHandle, scope};
+pub use section::ThreadState;
+pub(crate) use section::{DescribeRactors, RawRactor};
 pub use thread_builder::ThreadBuilder;
 pub use wait::{SocketDirection, WaitReason};
 
@@ -369,15 +374,20 @@ impl Builder {
         F: FnOnce() -> T + 'static,
         T: 'static,
     {
+        let stall_threshold = stall::threshold(self.stall_threshold);
         let scheduler = Rc::new(
             Scheduler::new(
                 self.stack_size,
-                stall::threshold(self.stall_threshold),
+                stall_threshold,
                 report::to_stderr(self.report_to_stderr),
                 self.compact_after,
             )
             .unwrap_or_else(|err| panic!("fibra: cannot start a runtime: {err}")),
         );
+        if stall_threshold.is_some() {
+            // Its monitor is listed: the watchdog watches it from now on.
+            stall::watch();
+        }
         let _installed = Installed::new(scheduler.clone());
         let main = spawn(f);
         let outcome = scheduler.run_until(|| main.is_finished());

@@ -43,7 +43,7 @@
 //! > for it, some green thread holds its turn: it is running an operation on
 //! > the socket, or is runnable and will.
 //!
-//! Every step keeps it ([`Turn`] is the code):
+//! Every step keeps it (`Turn`, in `turn.rs`, is the code):
 //!
 //! - The reactor marks a direction ready only for an event, and then takes
 //!   the oldest waiter off the queue and wakes it: that thread holds the
@@ -78,16 +78,15 @@
 
 mod waiters;
 
-use super::scheduler::Scheduler;
 use super::task::TaskId;
-use super::wait::WaitReason;
 use mio::event::Source;
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 use std::cell::{Cell, RefCell};
 use std::io;
 use std::time::Duration;
-use waiters::{Queue, Ticket};
+use waiters::Queue;
+pub(super) use waiters::Ticket;
 
 /// The token of the cross-thread waker (see `remote`).
 pub(super) const WAKER_TOKEN: Token = Token(usize::MAX);
@@ -218,8 +217,21 @@ impl Reactor {
         }
     }
 
+    /// Whether an operation in `direction` may be tried on the socket (it may
+    /// be ready, or is closed in that direction), and whether threads are
+    /// queued for it then; `None` if the socket is gone (see
+    /// `Turn::is_ready`).
+    pub(super) fn readiness(&self, key: IoKey, direction: Direction) -> Option<(bool, bool)> {
+        let entries = self.entries.borrow();
+        let entry = entries
+            .get(key.index)
+            .filter(|e| e.serial == key.serial)?;
+        let d = direction as usize;
+        Some((entry.ready[d] || entry.closed[d], !entry.waiters[d].is_empty()))
+    }
+
     /// Queues `task` for readiness in `direction`; `None` if the socket is gone.
-    fn queue(&self, key: IoKey, direction: Direction, task: TaskId) -> Option<Ticket> {
+    pub(super) fn queue(&self, key: IoKey, direction: Direction, task: TaskId) -> Option<Ticket> {
         let mut entries = self.entries.borrow_mut();
         let entry = key.entry_in(&mut entries)?;
         self.waiting.set(self.waiting.get() + 1);
@@ -228,7 +240,7 @@ impl Reactor {
 
     /// Takes the holder of `ticket` off the queue of `direction`, if it is
     /// still in it.
-    fn leave(&self, key: IoKey, direction: Direction, ticket: Ticket) {
+    pub(super) fn leave(&self, key: IoKey, direction: Direction, ticket: Ticket) {
         if let Some(entry) = key.entry_in(&mut self.entries.borrow_mut())
             && entry.waiters[direction as usize].remove(ticket)
         {
@@ -237,8 +249,8 @@ impl Reactor {
     }
 
     /// Ends a turn that may leave the socket ready in `direction` (see
-    /// [`Turn`]): if it does, the oldest waiter's turn begins.
-    fn hand_on(&self, key: IoKey, direction: Direction, wake: impl FnMut(TaskId) -> bool) {
+    /// `Turn`): if it does, the oldest waiter's turn begins.
+    pub(super) fn hand_on(&self, key: IoKey, direction: Direction, wake: impl FnMut(TaskId) -> bool) {
         let mut entries = self.entries.borrow_mut();
         let d = direction as usize;
         if let Some(entry) = key.entry_in(&mut entries)
@@ -313,93 +325,5 @@ impl Reactor {
             }
         }
         Ok(())
-    }
-}
-
-/// One green thread's operation on a socket in one direction, from its first
-/// try to its end, however it ends (a value, an error, a timeout, an unwind):
-/// the unit of "Many waiters on one socket" above. The operation asks
-/// [`is_ready`](Turn::is_ready) before each try, reports `WouldBlock` with
-/// [`clear_ready`](Turn::clear_ready) and then [`wait`](Turn::wait)s; dropping
-/// the turn takes the thread off the socket's queue if it is still in it
-/// and, if the socket is still ready, hands the turn to the oldest waiter.
-///
-/// The operation tried after `is_ready` must not park (fibra's own are one
-/// system call each): who is queued is read at `is_ready`, and must still be
-/// who is queued when the operation ends.
-pub(crate) struct Turn<'a> {
-    scheduler: &'a Scheduler,
-    key: IoKey,
-    direction: Direction,
-    /// While the thread is queued: its place.
-    ticket: Option<Ticket>,
-    /// Whether the turn must be handed on if it ends now: others were queued
-    /// when the thread last looked at the socket, or it is leaving a wait.
-    crowded: bool,
-}
-
-impl<'a> Turn<'a> {
-    pub(crate) fn new(scheduler: &'a Scheduler, key: IoKey, direction: Direction) -> Turn<'a> {
-        Turn {
-            scheduler,
-            key,
-            direction,
-            ticket: None,
-            crowded: false,
-        }
-    }
-
-    /// Whether to try the operation: the socket may be ready (no operation
-    /// has seen `WouldBlock` since the kernel last said it was), or is closed
-    /// in this direction, or is gone (the operation then reports why).
-    pub(crate) fn is_ready(&mut self) -> bool {
-        let entries = self.scheduler.reactor.entries.borrow();
-        let Some(entry) = entries
-            .get(self.key.index)
-            .filter(|e| e.serial == self.key.serial)
-        else {
-            return true;
-        };
-        let d = self.direction as usize;
-        // Nothing else runs until the operation ends (it only makes a system
-        // call), so who is queued now is who is queued then.
-        self.crowded = !entry.waiters[d].is_empty();
-        entry.ready[d] || entry.closed[d]
-    }
-
-    /// Records that the operation found the socket not ready (`WouldBlock`).
-    pub(crate) fn clear_ready(&self) {
-        self.scheduler.reactor.clear_ready(self.key, self.direction);
-    }
-
-    /// Parks the running green thread, `task`, in the socket's queue until
-    /// readiness comes its turn, or until it is woken otherwise (a timer, a
-    /// cancellation, spuriously); it leaves the queue either way.
-    pub(crate) fn wait(&mut self, task: TaskId, reason: WaitReason) {
-        let reactor = &self.scheduler.reactor;
-        self.ticket = reactor.queue(self.key, self.direction, task);
-        // If the park unwinds (a cancellation), `drop` takes the thread off
-        // the queue and hands the turn on: it may have been given it.
-        self.crowded = true;
-        self.scheduler.park_on(reason);
-        // Back to try again: whether to hand the turn on is for the end of
-        // the operation (`is_ready` looks again first).
-        if let Some(ticket) = self.ticket.take() {
-            reactor.leave(self.key, self.direction, ticket);
-        }
-    }
-}
-
-impl Drop for Turn<'_> {
-    fn drop(&mut self) {
-        let (scheduler, key, direction) = (self.scheduler, self.key, self.direction);
-        if let Some(ticket) = self.ticket.take() {
-            scheduler.reactor.leave(key, direction, ticket);
-        }
-        if self.crowded {
-            scheduler
-                .reactor
-                .hand_on(key, direction, |task| scheduler.try_wake(task));
-        }
     }
 }

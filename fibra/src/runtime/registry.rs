@@ -8,15 +8,16 @@
 //! next time a runtime starts (even if something, such as a green thread
 //! abandoned at the end, still holds its scheduler).
 
-use super::dump::Request;
-use super::metrics::Counters;
+use super::counters::Counters;
+use super::os_thread::OsThread;
 use super::remote::Remote;
-use super::stall::OsThread;
+use super::report::{Report, report};
+use super::section::Section;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError, Weak};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
@@ -29,7 +30,7 @@ pub(crate) struct Monitor {
     /// The OS thread the runtime runs on.
     pub(super) thread: Thread,
     /// The same, as the OS names it: what the watchdog asks what the thread
-    /// is doing (see `stall::OsThread`).
+    /// is doing (see `os_thread.rs`).
     os_thread: OsThread,
     /// Whether the runtime's reports go to stderr (see `report`).
     pub(super) to_stderr: bool,
@@ -105,9 +106,6 @@ impl Monitor {
         runtimes.retain(|r| r.upgrade().is_some_and(|m| !m.has_ended()));
         runtimes.push(Arc::downgrade(&monitor));
         drop(runtimes);
-        if stall_threshold.is_some() {
-            super::stall::watch();
-        }
         monitor
     }
 
@@ -135,6 +133,23 @@ impl Monitor {
         lock(&self.stall_since)
             .as_ref()
             .map_or(Duration::ZERO, |(_, since)| since.elapsed())
+    }
+
+    /// Reports the end of the stall the watchdog reported on this runtime
+    /// (see `stall.rs`); called by the runtime, on its own OS thread, when a
+    /// thread comes back to it and `stalled` is set.
+    #[cold]
+    pub(super) fn report_stall_end(&self) {
+        if !self.stalled.swap(false, Acquire) {
+            return;
+        }
+        if let Some((who, since)) = lock(&self.stall_since).take() {
+            let line = format!(
+                "fibra: {who} parked or yielded after {} ms",
+                since.elapsed().as_millis()
+            );
+            report(Report::StallEnded, self.to_stderr, &line);
+        }
     }
 
     /// Leaves `request` for the runtime to answer at its next pass through its
@@ -249,6 +264,48 @@ impl std::fmt::Debug for Monitor {
         f.debug_struct("Monitor")
             .field("thread", &self.thread)
             .finish_non_exhaustive()
+    }
+}
+
+/// A dump's request to one runtime, and its answer.
+/// (The dump makes it and waits on it: `dump::ask`.)
+pub(crate) struct Request {
+    pub(super) answer: Mutex<Answer>,
+    pub(super) changed: Condvar,
+}
+
+pub(super) enum Answer {
+    Asked,
+    /// The runtime has begun to describe itself.
+    Started,
+    Done(Arc<Section>),
+    /// The dump stopped waiting (it reported the runtime busy), or the
+    /// runtime ended.
+    Gone,
+}
+
+impl Request {
+    /// Takes the request up, unless the dump gave up on it; the runtime then
+    /// owes it an [`answer`](Request::answer).
+    pub(crate) fn start(&self) -> bool {
+        let mut answer = lock(&self.answer);
+        if matches!(*answer, Answer::Asked) {
+            *answer = Answer::Started;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub(crate) fn answer(&self, section: Arc<Section>) {
+        *lock(&self.answer) = Answer::Done(section);
+        self.changed.notify_all();
+    }
+
+    /// The runtime has ended without answering.
+    pub(crate) fn drop_unanswered(&self) {
+        *lock(&self.answer) = Answer::Gone;
+        self.changed.notify_all();
     }
 }
 

@@ -59,7 +59,6 @@
 //! queued are dropped — nothing is left queued where nobody will run it.
 
 use super::ring::Ring;
-use super::scheduler::Scheduler;
 use super::task::TaskId;
 use crate::sync_prims::{AtomicBool, AtomicUsize, Mutex, fence};
 use crossbeam_utils::CachePadded;
@@ -90,8 +89,9 @@ pub(super) struct Remote {
 }
 
 /// Work for the runtime's loop, from another OS thread: it runs on the
-/// runtime's OS thread, between green threads (see the module docs).
-pub(super) type Errand = Box<dyn FnOnce(&Scheduler) + Send>;
+/// runtime's OS thread, between green threads, where that runtime is the
+/// current one (`scheduler::current()` is it; see the module docs).
+pub(super) type Errand = Box<dyn FnOnce() + Send>;
 
 #[derive(Default)]
 struct Errands {
@@ -666,7 +666,7 @@ pub(crate) mod model_check {
         /// Sends an errand, as `Handle::spawn` does; returns whether it was
         /// queued (not refused).
         pub(crate) fn send_errand(&self) -> bool {
-            self.remote.send_errand(Box::new(|_| {})).is_ok()
+            self.remote.send_errand(Box::new(|| {})).is_ok()
         }
 
         /// Closes the errand queue, as the runtime's shutdown does; returns

@@ -6,12 +6,10 @@
 
 use super::join::JoinError;
 use super::remote::Remote;
-use super::scheduler::Scheduler;
+use super::scheduler::{self, Orphan};
 use super::task::TaskId;
 use super::wait::WaitReason;
 use super::waiter::{self, Waiter};
-use slab::Slab;
-use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -150,44 +148,9 @@ impl<T> Drop for Completion<T> {
     }
 }
 
-/// A thread spawned through a `Handle`, as its runtime keeps it until it
-/// finishes.
-pub(super) trait Orphan {
-    /// Its runtime ended it without a word from the thread (abandoned it):
-    /// its joiner is told it was cancelled.
-    fn orphan(&self);
-}
-
 impl<T> Orphan for Shared<T> {
     fn orphan(&self) {
         self.finish(Err(JoinError::Cancelled));
-    }
-}
-
-/// The threads of a runtime spawned through a `Handle` that have not
-/// finished. A thread that the end of the runtime abandons (it cannot finish
-/// unwinding) never finishes, and its body, on its leaked stack, is never
-/// dropped: the runtime reports it to its joiner from here
-/// (`Scheduler::shutdown`). Only the runtime's own OS thread touches it.
-#[derive(Default)]
-pub(crate) struct RemoteJoins(RefCell<Slab<Arc<dyn Orphan>>>);
-
-impl RemoteJoins {
-    /// Keeps `thread` until [`remove`](Self::remove) or the runtime's end;
-    /// returns its key.
-    pub(super) fn insert(&self, thread: Arc<dyn Orphan>) -> usize {
-        self.0.borrow_mut().insert(thread)
-    }
-
-    /// The thread of `key` has finished.
-    pub(super) fn remove(&self, key: usize) {
-        self.0.borrow_mut().try_remove(key);
-    }
-
-    /// The runtime has ended: every thread still kept was abandoned.
-    pub(super) fn orphan_all(&self) {
-        let left = std::mem::take(&mut *self.0.borrow_mut());
-        left.into_iter().for_each(|(_, thread)| thread.orphan());
     }
 }
 
@@ -273,8 +236,8 @@ impl<T: Send + 'static> RemoteJoinHandle<T> {
         };
         drop(state);
         let shared = self.shared.clone();
-        let cancel = Box::new(move |scheduler: &Scheduler| {
-            if scheduler.cancel(thread) {
+        let cancel = Box::new(move || {
+            if scheduler::current().cancel(thread) {
                 // Abandoned (`panic = "abort"`): it will never say it
                 // finished, so say it here.
                 shared.finish(Err(JoinError::Cancelled));

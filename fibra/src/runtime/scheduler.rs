@@ -29,18 +29,15 @@
 //! are leaked (no destructor runs), as [`std::mem::forget`] would. Its
 //! [`JoinHandle::join`](super::JoinHandle::join) returns `Cancelled` all the same.
 
-use super::deadline::{Deadline, Deadlines};
-use super::dump::{DescribeRactors, RawThread, Section, ThreadState};
-use super::green_local::Slots;
-use super::metrics::Counter;
+use super::counters::Counter;
+use super::deadline::Deadlines;
 use super::reactor::Reactor;
-use super::registry::Monitor;
+use super::registry::{Listed, Monitor};
 use super::remote::{Outside, Remote, Unparker};
-use super::remote_join::RemoteJoins;
 use super::report::{Report, report};
+use super::section::{DescribeRactors, RawThread, Section, ThreadState};
 use super::stack_trace;
-use super::stall;
-use super::task::{Body, Cancel, Code, Options, State, Task, TaskId};
+use super::task::{Body, Cancel, Code, Slots, State, Task, TaskId};
 use super::timers::{ArmedTimer, Timers};
 use super::wait::WaitReason;
 use crate::Fiber;
@@ -325,6 +322,23 @@ impl Drop for Mark {
             *(self.count)(entry) -= 1;
         }
     }
+}
+
+/// What a thread spawned through a [`ThreadBuilder`](super::ThreadBuilder)
+/// was given. Kept beside the task table, not in it, so that a thread spawned
+/// plainly (the common, fast case) neither carries nor drops any of it.
+#[derive(Debug, Default)]
+pub(crate) struct Options {
+    /// Shared with the stall detector's watchdog, which names the thread from
+    /// another OS thread.
+    pub(crate) name: Option<Arc<str>>,
+    pub(crate) stack_size: Option<usize>,
+    /// Keeps the name listed for the stall detector while the thread lives.
+    pub(super) listed: Option<Listed>,
+    /// The span to run the thread in; moved to its [`Task`] when it is
+    /// spawned.
+    #[cfg(feature = "tracing")]
+    pub(crate) span: Option<tracing::Span>,
 }
 
 pub(crate) struct Scheduler {
@@ -748,7 +762,7 @@ impl Scheduler {
         }
         let task = self.running();
         let id = self.deadlines.borrow_mut().push(task, at);
-        Some(Deadline::new(task, id))
+        Some(Deadline { task, id })
     }
 
     /// Whether the caller runs on the running green thread's own stack, not
@@ -910,7 +924,7 @@ impl Scheduler {
             }
             self.monitor.in_loop();
             if self.monitor.stalled.load(Relaxed) {
-                stall::ended(&self.monitor);
+                self.monitor.report_stall_end();
             }
             self.tick();
             if finished() {
@@ -1170,7 +1184,7 @@ impl Scheduler {
         self.remote
             .take_errands()
             .into_iter()
-            .for_each(|errand| errand(self));
+            .for_each(|errand| errand());
     }
 
     /// This runtime's side that other OS threads reach (what a
@@ -1504,6 +1518,66 @@ struct Trace {
     parked: Option<(WaitReason, Instant)>,
     /// Its stack's return addresses.
     stack: Vec<usize>,
+}
+
+/// A deadline of the running green thread, in force until this is dropped
+/// (see `Scheduler::start_deadline`).
+pub(crate) struct Deadline {
+    task: TaskId,
+    id: u64,
+}
+
+impl Deadline {
+    /// Names this deadline in the [`Expired`](crate::time::Expired) payload that its expiry unwinds
+    /// with.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        // Its runtime may be gone (a thread unwound as its runtime is
+        // dropped): then so are its deadlines.
+        if let Some(scheduler) = try_current() {
+            scheduler.end_deadline(self.task, self.id);
+        }
+    }
+}
+
+/// A thread spawned through a `Handle`, as its runtime keeps it until it
+/// finishes.
+pub(crate) trait Orphan {
+    /// Its runtime ended it without a word from the thread (abandoned it):
+    /// its joiner is told it was cancelled.
+    fn orphan(&self);
+}
+
+/// The threads of a runtime spawned through a `Handle` that have not
+/// finished. A thread that the end of the runtime abandons (it cannot finish
+/// unwinding) never finishes, and its body, on its leaked stack, is never
+/// dropped: the runtime reports it to its joiner from here
+/// (`Scheduler::shutdown`). Only the runtime's own OS thread touches it.
+#[derive(Default)]
+pub(crate) struct RemoteJoins(RefCell<Slab<Arc<dyn Orphan>>>);
+
+impl RemoteJoins {
+    /// Keeps `thread` until [`remove`](Self::remove) or the runtime's end;
+    /// returns its key.
+    pub(super) fn insert(&self, thread: Arc<dyn Orphan>) -> usize {
+        self.0.borrow_mut().insert(thread)
+    }
+
+    /// The thread of `key` has finished.
+    pub(super) fn remove(&self, key: usize) {
+        self.0.borrow_mut().try_remove(key);
+    }
+
+    /// The runtime has ended: every thread still kept was abandoned.
+    pub(super) fn orphan_all(&self) {
+        let left = std::mem::take(&mut *self.0.borrow_mut());
+        left.into_iter().for_each(|(_, thread)| thread.orphan());
+    }
 }
 
 impl Drop for Scheduler {

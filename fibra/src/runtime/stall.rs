@@ -9,7 +9,9 @@
 //! first runtime that has detection on, samples every such runtime each half
 //! threshold. A count that has not moved while a thread runs for a threshold
 //! is a stall: the watchdog writes the line. When the thread comes back to its
-//! scheduler, the runtime writes the second line, with the total.
+//! scheduler, the runtime writes the second line, with the total (its own
+//! half, `Monitor::report_stall_end`, in the core: the runtime's loop calls
+//! nothing of this file).
 //!
 //! The watchdog only sees a thread from its first sample, so a stall is
 //! reported between one and one and a half thresholds after it began, and the
@@ -30,18 +32,9 @@
 
 use super::registry::{self, Monitor, lock};
 use super::report::{Report, report};
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
-
-#[cfg(target_os = "linux")]
-mod linux;
-#[cfg(target_os = "linux")]
-pub(crate) use linux::OsThread;
-#[cfg(not(target_os = "linux"))]
-mod other;
-#[cfg(not(target_os = "linux"))]
-pub(crate) use other::OsThread;
 
 /// The environment variable that sets the threshold, in milliseconds (0 turns
 /// the detector off), for runtimes whose [`Builder`](super::Builder) does not.
@@ -242,20 +235,4 @@ fn check(monitor: &Monitor, sample: &mut Sample, now: Instant) {
     report(Report::Stall, monitor.to_stderr, &line);
     *lock(&monitor.stall_since) = Some((who, sample.since));
     monitor.stalled.store(true, Release);
-}
-
-/// Reports the end of the stall the watchdog reported on this runtime; called
-/// by the runtime when a thread comes back to it and `stalled` is set.
-#[cold]
-pub(super) fn ended(monitor: &Monitor) {
-    if !monitor.stalled.swap(false, Acquire) {
-        return;
-    }
-    if let Some((who, since)) = lock(&monitor.stall_since).take() {
-        let line = format!(
-            "fibra: {who} parked or yielded after {} ms",
-            since.elapsed().as_millis()
-        );
-        report(Report::StallEnded, monitor.to_stderr, &line);
-    }
 }

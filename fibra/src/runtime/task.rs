@@ -1,10 +1,9 @@
 //! A green thread as the scheduler sees it: its fiber, where it is in its life,
 //! and whether a wake-up arrived while it was running.
 
-use super::green_local::Slots;
-use super::registry::Listed;
 use crate::Fiber;
 use crate::stack::Compacted;
+use std::any::Any;
 use std::fmt;
 use std::io;
 use std::rc::Rc;
@@ -82,23 +81,6 @@ impl Code {
     }
 }
 
-/// What a thread spawned through a [`ThreadBuilder`](super::ThreadBuilder)
-/// was given. Kept beside the task table, not in it, so that a thread spawned
-/// plainly (the common, fast case) neither carries nor drops any of it.
-#[derive(Debug, Default)]
-pub(crate) struct Options {
-    /// Shared with the stall detector's watchdog, which names the thread from
-    /// another OS thread.
-    pub(crate) name: Option<Arc<str>>,
-    pub(crate) stack_size: Option<usize>,
-    /// Keeps the name listed for the stall detector while the thread lives.
-    pub(super) listed: Option<Listed>,
-    /// The span to run the thread in; moved to its [`Task`] when it is
-    /// spawned.
-    #[cfg(feature = "tracing")]
-    pub(crate) span: Option<tracing::Span>,
-}
-
 pub(super) struct Task {
     pub(super) serial: u64,
     /// While the thread is parked and compacted (see
@@ -108,9 +90,10 @@ pub(super) struct Task {
     /// (and unwound).
     pub(super) compacted: Option<Compacted>,
     pub(super) code: Code,
-    /// Whether the scheduler keeps [`Options`] for this thread.
+    /// Whether the scheduler keeps `Options` for this thread (beside the
+    /// task table: see `scheduler`).
     pub(super) has_options: bool,
-    /// Its name, if it was given one (the same as its [`Options`]'): what a
+    /// Its name, if it was given one (the same as its `Options`'): what a
     /// stack-overflow report names it by, told at each switch into it
     /// without a lookup (see `stack::label`).
     pub(super) name: Option<Arc<str>>,
@@ -157,4 +140,16 @@ pub(super) enum Cancel {
     Requested,
     /// The `Cancelled` unwind has begun.
     Delivered,
+}
+
+/// The green-local values of one green thread, or of the code outside green
+/// threads on one OS thread, by key index (see `green_local.rs`, which reads
+/// and writes them). Kept here, with the task that owns them: the scheduler
+/// holds a thread's in its entry and leaks them with an abandoned thread.
+#[derive(Default)]
+pub(crate) struct Slots {
+    pub(super) values: Vec<Option<Rc<dyn Any>>>,
+    /// The thread's end has begun: its values are being dropped, and none can
+    /// be had or made any more.
+    pub(super) ended: bool,
 }

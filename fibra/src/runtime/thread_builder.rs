@@ -2,8 +2,7 @@
 //! `thread::Builder`, Ruby's `Thread#name=`).
 
 use super::join::{JoinHandle, spawn_with};
-use super::scheduler;
-use super::task::Options;
+use super::scheduler::{self, Options};
 use crate::stack;
 use std::io;
 use std::sync::Arc;

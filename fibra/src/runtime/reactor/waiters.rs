@@ -20,7 +20,7 @@ use std::num::NonZeroU64;
 
 /// A waiter's place in one [`Queue`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct Ticket(NonZeroU64);
+pub(in crate::runtime) struct Ticket(NonZeroU64);
 
 #[derive(Clone, Copy)]
 struct Queued {
