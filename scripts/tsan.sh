@@ -5,7 +5,7 @@
 # fails the run (TSan exits with 66).
 #
 # What crosses OS threads in fibra is the cross-thread waker (runtime::Unparker,
-# runtime/remote.rs), the blocking pool (blocking.rs) and Ractors; tests/cross_thread.rs
+# runtime/remote/), the blocking pool (blocking.rs) and Ractors; tests/cross_thread.rs
 # exists to exercise the first two under TSan, and fibra-http's ractors mode
 # hands connections from its accepting thread to Ractors. Everything else runs
 # on one OS thread per runtime and is checked here only in passing.

@@ -254,7 +254,7 @@ fn a_panic_in_blocking_work_reaches_the_caller() {
 /// Ractors that keep falling asleep: senders pause now and then for longer
 /// than an idle worker spins, so each receiver's worker goes to sleep in its
 /// poller again and again, and each wake must cross the sleeping/pending
-/// handshake of `runtime/remote.rs` and the WAITING/WAKING one of the
+/// handshake of `runtime/remote/sleep.rs` and the WAITING/WAKING one of the
 /// mailbox. A lost wake would hang a receiver; a watchdog turns that into a
 /// failure. Every message sent is received exactly once.
 #[test]

@@ -1,6 +1,6 @@
 //! A bounded lock-free queue of small `Copy` values (after Dmitry Vyukov's
 //! bounded MPMC queue): the runtime's remote queue of woken thread ids
-//! (`remote.rs`).
+//! (`remote/`).
 //!
 //! Each slot carries a sequence number that says whose turn it is: `seq ==
 //! pos` — free, for the producer that claims position `pos`; `seq == pos + 1`
