@@ -152,13 +152,11 @@
 
 mod counters;
 pub(crate) mod deadline;
-mod dump;
-mod dump_signal;
 mod green_local;
 mod handle;
 mod join;
-mod metrics;
 mod os_thread;
+mod observe;
 pub(crate) mod reactor;
 mod registry;
 mod remote;
@@ -172,7 +170,6 @@ mod scope;
 mod section;
 pub(crate) mod spin;
 mod stack_trace;
-mod stall;
 pub(crate) mod task;
 mod thread_builder;
 pub(crate) mod timers;
@@ -180,17 +177,17 @@ pub(crate) mod turn;
 mod wait;
 pub(crate) mod waiter;
 
-pub use dump::{
+pub use observe::dump::{
     ANSWER_WITHIN, Dump, Frame, RactorDump, RactorState, RuntimeDump, RuntimeState, ThreadDump,
     dump,
 };
-pub use dump_signal::dump_on_signal;
+pub use observe::dump_signal::dump_on_signal;
 pub(crate) use green_local::run_thread;
 pub use green_local::{AccessError, LocalKey};
 pub use handle::{Handle, SpawnError, handle};
 pub(crate) use join::spawn_detached;
 pub use join::{JoinError, JoinHandle, spawn};
-pub use metrics::{RuntimeMetrics, metrics};
+pub use observe::metrics::{RuntimeMetrics, metrics};
 pub use remote::Unparker;
 pub use remote_join::RemoteJoinHandle;
 pub use scheduler::Cancelled;
@@ -201,6 +198,7 @@ pub use thread_builder::ThreadBuilder;
 pub use wait::{SocketDirection, WaitReason};
 
 use crate::fiber::DEFAULT_STACK_SIZE;
+use observe::stall;
 use scheduler::{Installed, Scheduler};
 use std::fmt;
 use std::panic;
@@ -394,7 +392,7 @@ impl Builder {
         // Where each thread waits, taken before the shutdown unwinds them.
         let deadlocked = outcome
             .err()
-            .map(|deadlock| (deadlock, dump::of_own(&scheduler)));
+            .map(|deadlock| (deadlock, observe::dump::of_own(&scheduler)));
         scheduler.shutdown();
         scheduler.publish_gauges();
         if let Some((deadlock, dump)) = deadlocked {

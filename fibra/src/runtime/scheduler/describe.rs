@@ -2,7 +2,7 @@
 //! on its own stack, tells what it waits for and where it is (its stack's
 //! return addresses); the loop answers the dumps other OS threads ask for.
 //! The dump itself (asking every runtime, symbolizing, printing) is
-//! `dump.rs`, which only reads what this makes (`section.rs`).
+//! `observe/dump.rs`, which only reads what this makes (`section.rs`).
 
 use crate::Fiber;
 use crate::runtime::section::{RawThread, Section, ThreadState};

@@ -44,8 +44,8 @@
 //! - `describe.rs`: what the runtime tells a dump about its threads.
 //!
 //! This is the core of the runtime: it imports nothing built on it (joins,
-//! scopes, wait lists) nor what observes it (`dump.rs`, `stall.rs`,
-//! `metrics.rs`, which read it through the [`Monitor`] and
+//! scopes, wait lists) nor what observes it (`observe/`: the dump, the stall
+//! detector and the metrics, which read it through the [`Monitor`] and
 //! [`section`](super::section)).
 
 mod cancel;

@@ -10,13 +10,14 @@
 //! so ("busy running …"). The caller's own runtime, if any, is described by
 //! the caller itself.
 
-use super::registry::{self, Answer, Monitor, Request, lock};
-use super::scheduler;
-use super::section::{Section, ThreadState};
-use super::task::TaskId;
-use super::wait::{SocketDirection, WaitReason};
-use std::collections::HashMap;
-use std::fmt;
+mod format;
+mod symbols;
+
+use crate::runtime::registry::{self, Answer, Monitor, Request, lock};
+use crate::runtime::scheduler;
+use crate::runtime::section::{Section, ThreadState};
+use crate::runtime::task::TaskId;
+use symbols::Symbols;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::ThreadId;
@@ -76,9 +77,9 @@ pub enum RuntimeState {
 /// One green thread.
 #[derive(Clone, Debug)]
 pub struct ThreadDump {
-    /// Its [`Thread::id`](super::Thread::id).
+    /// Its [`Thread::id`](crate::runtime::Thread::id).
     pub id: u64,
-    /// Its [`Thread::name`](super::Thread::name).
+    /// Its [`Thread::name`](crate::runtime::Thread::name).
     pub name: Option<Arc<str>>,
     /// What it is doing.
     pub state: ThreadState,
@@ -87,7 +88,7 @@ pub struct ThreadDump {
     /// left on its stack (the walk needs that much room).
     pub backtrace: Arc<[Frame]>,
     /// For a parked thread that the dump found compacted (see
-    /// [`Builder::compact_parked_after`](super::Builder::compact_parked_after)):
+    /// [`Builder::compact_parked_after`](crate::runtime::Builder::compact_parked_after)):
     /// the bytes of its stack that were kept on the heap — all the stack it
     /// used. The dump puts such a thread's stack back to trace it, and the
     /// runtime compacts it again at its next sweep.
@@ -124,8 +125,8 @@ pub struct RactorDump {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RactorState {
     /// Its body is running, ready to run, not started yet, or parked (on
-    /// [`RactorReceive`](WaitReason::RactorReceive) while its mailbox is
-    /// empty, [`RactorYield`](WaitReason::RactorYield) while nobody takes
+    /// [`RactorReceive`](crate::runtime::WaitReason::RactorReceive) while its mailbox is
+    /// empty, [`RactorYield`](crate::runtime::WaitReason::RactorYield) while nobody takes
     /// what it offers, or anything a green thread may wait on): its body's
     /// green thread's state.
     Body(ThreadState),
@@ -147,12 +148,12 @@ pub struct Frame {
 }
 
 /// Lists every runtime of the process — the caller's, every Ractor worker's,
-/// every other OS thread's [`run`](super::run) — with each of its green threads:
+/// every other OS thread's [`run`](crate::runtime::run) — with each of its green threads:
 /// its id and name, what it waits for and for how long, and a symbolized
 /// backtrace of where it is parked (Go's goroutine dump).
 ///
 /// It may be called from anywhere: a green thread, a plain OS thread, a
-/// [signal](super::dump_on_signal). It stops nothing: each runtime describes itself at
+/// [signal](crate::runtime::dump_on_signal). It stops nothing: each runtime describes itself at
 /// its next pass through its scheduler, and one that is running a thread that
 /// does not park within [`ANSWER_WITHIN`] is reported busy instead (a runtime
 /// that is idle answers at once). The caller waits for the answers, so a green
@@ -251,7 +252,7 @@ pub struct Frame {
 /// while no Ractor is placed there). Under it, each green thread — by name
 /// and id, or by id — says what it does: `running` (the one that took the
 /// dump), `ready to run`, `not started yet`, or `parked on` what it waits for
-/// ([`WaitReason`]) and for how long. Green threads whose state and backtrace
+/// ([`WaitReason`](crate::runtime::WaitReason)) and for how long. Green threads whose state and backtrace
 /// are the same are printed once, as a group with their ids (as `pprof`'s
 /// goroutine profile does), so a dump of 100,000 threads parked in a few
 /// places stays a few screens long. A runtime that held its OS thread through
@@ -309,7 +310,7 @@ pub fn dump() -> Dump {
 /// A [`dump`] of `scheduler`'s runtime alone, taken on its OS thread (from
 /// its loop, as a deadlock report does, or from a green thread): the other
 /// runtimes of the process are not asked.
-pub(super) fn of_own(scheduler: &scheduler::Scheduler) -> Dump {
+pub(in crate::runtime) fn of_own(scheduler: &scheduler::Scheduler) -> Dump {
     let taken_at = Instant::now();
     let own = Arc::new(scheduler.section());
     make(taken_at, vec![scheduler.monitor().clone()], Some((0, own)))
@@ -436,394 +437,4 @@ fn ask(monitor: &Monitor) -> Result<Arc<Section>, RuntimeState> {
             }
         }
     }
-}
-
-/// Symbolizes backtraces, each address once and each distinct stack once.
-#[derive(Default)]
-struct Symbols {
-    addresses: HashMap<usize, Vec<Frame>>,
-    stacks: HashMap<Vec<usize>, Arc<[Frame]>>,
-}
-
-impl Symbols {
-    /// The threads of `section`, a Ractor's body named after it (`ractor
-    /// #ID`: made here, so that starting a Ractor names nothing).
-    fn threads(&mut self, section: &Section) -> Vec<ThreadDump> {
-        let bodies: HashMap<u64, u64> = section
-            .ractors
-            .iter()
-            .filter_map(|r| Some((r.thread?, r.id)))
-            .collect();
-        section
-            .threads
-            .iter()
-            .map(|raw| ThreadDump {
-                id: raw.id,
-                name: raw.name.clone().or_else(|| {
-                    let ractor = bodies.get(&raw.id)?;
-                    Some(Arc::from(format!("ractor #{ractor}")))
-                }),
-                state: raw.state,
-                backtrace: self.stack(&raw.stack),
-                compacted: raw.compacted,
-            })
-            .collect()
-    }
-
-    fn stack(&mut self, addresses: &[usize]) -> Arc<[Frame]> {
-        if let Some(frames) = self.stacks.get(addresses) {
-            return frames.clone();
-        }
-        let mut frames: Vec<Frame> = addresses
-            .iter()
-            .flat_map(|&ip| self.address(ip).to_vec())
-            .collect();
-        trim(&mut frames);
-        let frames: Arc<[Frame]> = frames.into();
-        self.stacks.insert(addresses.to_vec(), frames.clone());
-        frames
-    }
-
-    fn address(&mut self, ip: usize) -> &[Frame] {
-        self.addresses.entry(ip).or_insert_with(|| {
-            let mut frames = Vec::new();
-            backtrace::resolve(ip as *mut std::ffi::c_void, |symbol| {
-                frames.push(Frame {
-                    function: symbol
-                        .name()
-                        .map_or_else(|| format!("{ip:#x}"), |name| format!("{name:#}")),
-                    file: symbol.filename().map(PathBuf::from),
-                    line: symbol.lineno(),
-                });
-            });
-            if frames.is_empty() {
-                frames.push(Frame {
-                    function: format!("{ip:#x}"),
-                    file: None,
-                    line: None,
-                });
-            }
-            frames
-        })
-    }
-}
-
-/// Cuts what every backtrace has and says nothing about the thread: at the
-/// top, how it was traced and parked (up to the fibra call that parked it, or
-/// the caller of `dump`); at the bottom, how a green thread starts.
-fn trim(frames: &mut Vec<Frame>) {
-    let is = |frame: &Frame, prefixes: &[&str]| {
-        let name = frame.function.trim_start_matches('<');
-        prefixes.iter().any(|p| name.starts_with(p))
-    };
-    let library = ["core::", "alloc::", "std::", "__rust"];
-    let machinery = [
-        "backtrace::",
-        "fibra::runtime::stack_trace::",
-        "fibra::runtime::scheduler::",
-        "fibra::runtime::dump::",
-    ];
-    let top = frames
-        .iter()
-        .position(|f| !is(f, &library) && !is(f, &machinery))
-        .unwrap_or(frames.len());
-    if let Some(last) = frames[..top].iter().rposition(|f| is(f, &machinery)) {
-        frames.drain(..=last);
-    }
-    let start = [
-        "fibra::runtime::join::spawn_with",
-        "fibra::ractor::<impl fibra::ractor::pool::Pool>::spawn",
-        "fibra::fiber::context::entry",
-    ];
-    if let Some(mut end) = frames.iter().position(|f| is(f, &start)) {
-        while end > 0 && is(&frames[end - 1], &library) {
-            end -= 1;
-        }
-        frames.truncate(end);
-    }
-}
-
-impl fmt::Display for Dump {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let threads: usize = self
-            .runtimes
-            .iter()
-            .map(|r| match &r.state {
-                RuntimeState::Threads(threads) => threads.len(),
-                RuntimeState::Busy { .. } => 0,
-            })
-            .sum();
-        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-        writeln!(
-            f,
-            "fibra dump: {}, {}, {}",
-            plural(self.runtimes.len(), "runtime"),
-            plural(threads, "green thread"),
-            plural(self.ractors.len(), "Ractor")
-        )?;
-        for runtime in &self.runtimes {
-            let os_thread = match &runtime.os_thread_name {
-                Some(name) => format!("OS thread '{name}'"),
-                None => format!("OS thread {:?}", runtime.os_thread_id),
-            };
-            match &runtime.state {
-                RuntimeState::Busy {
-                    thread,
-                    name,
-                    for_at_least,
-                    os_thread_doing,
-                } => {
-                    let who = match (thread, name) {
-                        (Some(id), Some(name)) => format!("green thread '{name}' (#{id})"),
-                        (Some(id), None) => format!("green thread #{id}"),
-                        (None, _) => "its own loop".to_owned(),
-                    };
-                    let doing = os_thread_doing
-                        .as_ref()
-                        .map_or_else(String::new, |doing| format!("; the OS thread is {doing}"));
-                    writeln!(
-                        f,
-                        "\nruntime on {os_thread}: busy running {who} for at least {} ms \
-                         (it has not parked or yielded, so nothing else there can run){doing}",
-                        for_at_least.as_millis()
-                    )?;
-                }
-                RuntimeState::Threads(threads) => {
-                    writeln!(
-                        f,
-                        "\nruntime on {os_thread}: {}",
-                        plural(threads.len(), "green thread")
-                    )?;
-                    write_groups(f, threads, self.taken_at)?;
-                }
-            }
-        }
-        if !self.ractors.is_empty() {
-            writeln!(f, "\n{}:\n", plural(self.ractors.len(), "Ractor"))?;
-            write_ractors(f, &self.ractors, self.taken_at)?;
-        }
-        Ok(())
-    }
-}
-
-/// Writes `ractors` a line each, or a line for each group of those on the
-/// same worker doing the same (a long list of ids is cut short).
-fn write_ractors(f: &mut fmt::Formatter<'_>, ractors: &[RactorDump], at: Instant) -> fmt::Result {
-    let mut groups: Vec<Vec<&RactorDump>> = Vec::new();
-    let mut index: HashMap<(usize, Option<&str>, String), usize> = HashMap::new();
-    for ractor in ractors {
-        let doing = match &ractor.state {
-            RactorState::Body(state) => kind(state),
-            RactorState::Finished => "finished".to_owned(),
-        };
-        let key = (ractor.worker, ractor.os_thread_name.as_deref(), doing);
-        let at = *index.entry(key).or_insert_with(|| {
-            groups.push(Vec::new());
-            groups.len() - 1
-        });
-        groups[at].push(ractor);
-    }
-    for members in groups {
-        let first = members[0];
-        let worker = match &first.os_thread_name {
-            Some(name) => format!("worker {} ('{name}')", first.worker),
-            None => format!("worker {}", first.worker),
-        };
-        let states: Vec<ThreadState> = members
-            .iter()
-            .filter_map(|r| match r.state {
-                RactorState::Body(state) => Some(state),
-                RactorState::Finished => None,
-            })
-            .collect();
-        let doing = match first.state {
-            RactorState::Finished => "finished, not joined yet".to_owned(),
-            RactorState::Body(_) => describe_group(&states, at),
-        };
-        let depths = members.iter().map(|r| r.mailbox);
-        let (least, most) = (depths.clone().min(), depths.clone().max());
-        let messages = |n: usize| match n {
-            0 => "empty".to_owned(),
-            1 => "1 message".to_owned(),
-            n => format!("{n} messages"),
-        };
-        match members.as_slice() {
-            [one] => {
-                let thread = one
-                    .thread
-                    .map_or_else(String::new, |id| format!(", green thread #{id}"));
-                writeln!(
-                    f,
-                    "  Ractor #{} on {worker}{thread}: {doing}; mailbox {}",
-                    one.id,
-                    messages(one.mailbox)
-                )?;
-            }
-            many => {
-                const SHOWN: usize = 8;
-                let ids: Vec<String> = many
-                    .iter()
-                    .take(SHOWN)
-                    .map(|r| format!("#{}", r.id))
-                    .collect();
-                let more = match many.len().saturating_sub(SHOWN) {
-                    0 => String::new(),
-                    n => format!(" and {n} more"),
-                };
-                let mailboxes = match (least, most) {
-                    (Some(least), Some(most)) if least != most => format!(
-                        "mailboxes {least} to {most} messages, {} in all",
-                        depths.sum::<usize>()
-                    ),
-                    _ if first.mailbox == 0 => "mailboxes empty".to_owned(),
-                    _ => format!("mailboxes {} each", messages(first.mailbox)),
-                };
-                writeln!(
-                    f,
-                    "  {} Ractors ({}{more}) on {worker}: {doing}; {mailboxes}",
-                    many.len(),
-                    ids.join(", "),
-                )?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Writes `threads`, those with the same state and backtrace once, together.
-fn write_groups(f: &mut fmt::Formatter<'_>, threads: &[ThreadDump], at: Instant) -> fmt::Result {
-    // The threads of a group, in the order their first member came.
-    let mut groups: Vec<Vec<&ThreadDump>> = Vec::new();
-    let mut index: HashMap<(String, *const [Frame]), usize> = HashMap::new();
-    for thread in threads {
-        let key = (kind(&thread.state), Arc::as_ptr(&thread.backtrace));
-        let at = *index.entry(key).or_insert_with(|| {
-            groups.push(Vec::new());
-            groups.len() - 1
-        });
-        groups[at].push(thread);
-    }
-    for members in groups {
-        let frames = &members[0].backtrace;
-        writeln!(f)?;
-        match members.as_slice() {
-            [one] => writeln!(f, "  {}: {}", who(one), describe(&one.state, at))?,
-            many => {
-                const SHOWN: usize = 8;
-                let ids: Vec<String> = many
-                    .iter()
-                    .take(SHOWN)
-                    .map(|t| match &t.name {
-                        Some(name) => format!("'{name}' #{}", t.id),
-                        None => format!("#{}", t.id),
-                    })
-                    .collect();
-                let more = match many.len().saturating_sub(SHOWN) {
-                    0 => String::new(),
-                    n => format!(" and {n} more"),
-                };
-                writeln!(
-                    f,
-                    "  {} green threads ({}{more}): {}",
-                    many.len(),
-                    ids.join(", "),
-                    describe_group(&many.iter().map(|t| t.state).collect::<Vec<_>>(), at)
-                )?;
-            }
-        }
-        if frames.is_empty() && members[0].state != ThreadState::NotStarted {
-            writeln!(
-                f,
-                "    (no backtrace: too little room was left on its stack to walk it)"
-            )?;
-        }
-        for (n, frame) in frames.iter().enumerate() {
-            writeln!(f, "    {n}: {}", frame.function)?;
-            if let (Some(file), Some(line)) = (&frame.file, frame.line) {
-                writeln!(f, "           at {}:{line}", file.display())?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// "green thread 'name' (#id)" or "green thread #id".
-fn who(thread: &ThreadDump) -> String {
-    match &thread.name {
-        Some(name) => format!("green thread '{name}' (#{})", thread.id),
-        None => format!("green thread #{}", thread.id),
-    }
-}
-
-/// The state without what differs between threads waiting alike (how long,
-/// which deadline, which socket): threads group by it.
-fn kind(state: &ThreadState) -> String {
-    match state {
-        ThreadState::Parked { reason, .. } => {
-            let text = reason.to_string();
-            // "sleep (due in 3s)" and "socket fd 7 to become readable" group
-            // as "sleep" and "socket … readable".
-            match reason {
-                WaitReason::Socket { direction, .. } => format!("socket {direction:?}"),
-                WaitReason::Sleep { .. } | WaitReason::Join { .. } => {
-                    text.split(' ').next().unwrap_or_default().to_owned()
-                }
-                _ => text,
-            }
-        }
-        other => describe(other, Instant::now()),
-    }
-}
-
-fn describe(state: &ThreadState, at: Instant) -> String {
-    match state {
-        ThreadState::Running => "running".to_owned(),
-        ThreadState::Ready => "ready to run".to_owned(),
-        ThreadState::NotStarted => "not started yet".to_owned(),
-        ThreadState::Parked { reason, waited } => {
-            format!(
-                "parked on {}, for {}",
-                reason.describe_at(at),
-                millis(*waited)
-            )
-        }
-    }
-}
-
-/// The state of threads that wait alike: what they wait for, and the least
-/// and most they have waited.
-fn describe_group(states: &[ThreadState], at: Instant) -> String {
-    let waits = states.iter().filter_map(|state| match state {
-        ThreadState::Parked { waited, .. } => Some(*waited),
-        _ => None,
-    });
-    let (Some(least), Some(most)) = (waits.clone().min(), waits.max()) else {
-        return describe(&states[0], at);
-    };
-    let ThreadState::Parked { reason, .. } = states[0] else {
-        unreachable!("the waits came from parked threads")
-    };
-    let on = match reason {
-        WaitReason::Socket {
-            direction: SocketDirection::Read,
-            ..
-        } => "sockets to become readable".to_owned(),
-        WaitReason::Socket {
-            direction: SocketDirection::Write,
-            ..
-        } => "sockets to become writable".to_owned(),
-        other => kind(&ThreadState::Parked {
-            reason: other,
-            waited: Duration::ZERO,
-        }),
-    };
-    if millis(least) == millis(most) {
-        format!("parked on {on}, for {}", millis(least))
-    } else {
-        format!("parked on {on}, for {} to {}", millis(least), millis(most))
-    }
-}
-
-fn millis(d: Duration) -> String {
-    format!("{} ms", d.as_millis())
 }

@@ -12,7 +12,7 @@ use crate::signal::{Action, Notify, Signal};
 use std::io::{self, PipeReader, Read, Write};
 use std::sync::{Arc, OnceLock};
 
-/// Prints a [`dump`](super::dump()) to stderr each time the process receives
+/// Prints a [`dump`](crate::runtime::dump()) to stderr each time the process receives
 /// `signal`, from a dedicated OS thread (a burst of signals that arrives
 /// while it prints gives one more dump, not one each).
 /// Nothing is installed unless a program calls it; from then on the signal

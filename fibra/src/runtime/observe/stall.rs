@@ -30,15 +30,15 @@
 //! program sets after that replaces the wrapper: then that time counts
 //! again.)
 
-use super::registry::{self, Monitor, lock};
-use super::report::{Report, report};
+use crate::runtime::registry::{self, Monitor, lock};
+use crate::runtime::report::{Report, report};
 use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 /// The environment variable that sets the threshold, in milliseconds (0 turns
-/// the detector off), for runtimes whose [`Builder`](super::Builder) does not.
-pub(super) const ENV: &str = "FIBRA_STALL_MS";
+/// the detector off), for runtimes whose [`Builder`](crate::runtime::Builder) does not.
+pub(in crate::runtime) const ENV: &str = "FIBRA_STALL_MS";
 
 /// The threshold when neither the builder nor the environment sets one: on in
 /// every build, 100 ms in debug builds and 1 s in release builds.
@@ -61,7 +61,7 @@ const DEFAULT: Option<Duration> = Some(if cfg!(debug_assertions) {
 
 /// The threshold of a runtime: the builder's if it set one, else the
 /// environment's, else the default.
-pub(super) fn threshold(configured: Option<Option<Duration>>) -> Option<Duration> {
+pub(in crate::runtime) fn threshold(configured: Option<Option<Duration>>) -> Option<Duration> {
     configured.unwrap_or_else(|| *from_env())
 }
 
@@ -98,7 +98,7 @@ static WATCHDOG: Watchdog = Watchdog {
 };
 
 /// Makes sure the watchdog runs, and looks at the runtimes again.
-pub(super) fn watch() {
+pub(in crate::runtime) fn watch() {
     let mut started = lock(&WATCHDOG.started);
     if !*started {
         let spawned = std::thread::Builder::new()
@@ -126,7 +126,7 @@ fn hook_panics() {
     *hooked = true;
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if let Some(monitor) = super::scheduler::current_monitor() {
+        if let Some(monitor) = crate::runtime::scheduler::current_monitor() {
             // The runtime's own thread wrote `switches`: this is its count.
             let switches = monitor.switches.load(Relaxed);
             monitor.panicked_in.store(switches.wrapping_add(1), Relaxed);

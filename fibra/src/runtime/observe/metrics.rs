@@ -12,9 +12,9 @@
 //! ready to run (before it may sleep), every 64 passes of a busy loop, and
 //! when it ends, so a reader there sees them as of then.
 
-use super::handle::Handle;
-use super::registry::Monitor;
-use super::scheduler;
+use crate::runtime::handle::Handle;
+use crate::runtime::registry::Monitor;
+use crate::runtime::scheduler;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
@@ -68,7 +68,7 @@ use std::time::Duration;
 /// fibra adds what stackful threads make visible: parks and yields by the
 /// threads themselves, the parked count, armed timers, and a Ractor
 /// worker's Ractors. No histograms: a stalled thread is named by the stall
-/// detector and a [`dump`](super::dump()) says where each thread waits.
+/// detector and a [`dump`](crate::runtime::dump()) says where each thread waits.
 ///
 /// Not here: the depth of Ractors' mailboxes. A mailbox's depth can only be
 /// read on its own worker (a dump reads and shows it), and a total kept for
@@ -88,15 +88,15 @@ pub struct RuntimeMetrics {
     /// Green threads spawned (on the runtime or through a [`Handle`]).
     pub spawns: u64,
     /// Times a green thread parked: waited for IO, a timer, a lock, a
-    /// channel, a join, [`park`](super::park) and the like.
+    /// channel, a join, [`park`](crate::runtime::park) and the like.
     pub parks: u64,
-    /// Times a green thread yielded ([`yield_now`](super::yield_now)).
+    /// Times a green thread yielded ([`yield_now`](crate::runtime::yield_now)).
     pub yields: u64,
     /// Parked green threads made ready by this runtime's OS thread: another
     /// green thread, a timer, the reactor.
     pub local_wakes: u64,
     /// Parked green threads made ready by another OS thread (an
-    /// [`Unparker`](super::Unparker) used there: a Ractor's message, the
+    /// [`Unparker`](crate::runtime::Unparker) used there: a Ractor's message, the
     /// blocking pool's answer, a cross-thread channel).
     pub remote_wakes: u64,
     /// Switches into green threads (each run of one, until it parks, yields
