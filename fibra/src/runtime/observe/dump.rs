@@ -125,10 +125,11 @@ pub struct RactorDump {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RactorState {
     /// Its body is running, ready to run, not started yet, or parked (on
-    /// [`RactorReceive`](crate::runtime::WaitReason::RactorReceive) while its mailbox is
-    /// empty, [`RactorYield`](crate::runtime::WaitReason::RactorYield) while nobody takes
-    /// what it offers, or anything a green thread may wait on): its body's
-    /// green thread's state.
+    /// [`RactorReceive`](crate::runtime::WaitReason::RactorReceive) while
+    /// its mailbox is empty,
+    /// [`RactorYield`](crate::runtime::WaitReason::RactorYield) while nobody
+    /// takes what it offers, or anything a green thread may wait on): its
+    /// body's green thread's state.
     Body(ThreadState),
     /// Its body has ended (returned, panicked or been cancelled), and what it
     /// ended with waits for [`join`](crate::ractor::Ractor::join).
@@ -252,8 +253,8 @@ pub struct Frame {
 /// while no Ractor is placed there). Under it, each green thread — by name
 /// and id, or by id — says what it does: `running` (the one that took the
 /// dump), `ready to run`, `not started yet`, or `parked on` what it waits for
-/// ([`WaitReason`](crate::runtime::WaitReason)) and for how long. Green threads whose state and backtrace
-/// are the same are printed once, as a group with their ids (as `pprof`'s
+/// ([`WaitReason`](crate::runtime::WaitReason)) and for how long. Green
+/// threads whose state and backtrace are the same are printed once, as a group with their ids (as `pprof`'s
 /// goroutine profile does), so a dump of 100,000 threads parked in a few
 /// places stays a few screens long. A runtime that held its OS thread through
 /// the dump reads `busy running green thread 'name' (#N) for at least T ms`,

@@ -2,11 +2,12 @@
 //! while it runs: [`metrics`] for the calling runtime's, [`Handle::metrics`]
 //! for another's.
 //!
-//! Each counter has one writer, the runtime's own OS thread, which adds to
-//! it with a relaxed load and store (no read-modify-write, no fence); readers
-//! load it relaxed. So a count costs the path that makes it a load and a
-//! store, and a reader sees each counter as it was a moment ago — counters
-//! read together are not one instant's. The gauges (threads alive, ready,
+//! Each counter (`counters.rs`, in the runtime's core) has one writer, the
+//! runtime's own OS thread, which adds to it with a relaxed load and store
+//! (no read-modify-write, no fence); readers load it relaxed. So a count
+//! costs the path that makes it a load and a store, and a reader sees each
+//! counter as it was a moment ago — counters read together are not one
+//! instant's. The gauges (threads alive, ready,
 //! parked; timers armed) are exact for the runtime's own threads; the
 //! runtime publishes them for other OS threads when its loop finds nothing
 //! ready to run (before it may sleep), every 64 passes of a busy loop, and

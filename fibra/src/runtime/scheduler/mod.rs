@@ -277,7 +277,7 @@ impl Scheduler {
 
     /// Drops what was kept beside the task table for a thread that is gone.
     #[cold]
-    pub(super) fn forget_options(&self, serial: u64) -> Option<Options> {
+    fn forget_options(&self, serial: u64) -> Option<Options> {
         self.options.borrow_mut().remove(&serial)
     }
 
