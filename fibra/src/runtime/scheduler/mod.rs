@@ -311,7 +311,7 @@ impl Scheduler {
 
     /// Publishes [`gauges`](Self::gauges) for other OS threads' metrics:
     /// when the loop finds nothing ready (before it may sleep), every
-    /// [`CLOCK_EVERY`] passes of a busy loop, and at the end.
+    /// `CLOCK_EVERY` passes of a busy loop (`run_loop.rs`), and at the end.
     pub(super) fn publish_gauges(&self) {
         let (alive, ready, timers) = self.gauges();
         let counters = &self.monitor.counters;
