@@ -7,6 +7,12 @@
 //! leaves only a dead or ended entry, skipped by every walk and dropped the
 //! next time a runtime starts (even if something, such as a green thread
 //! abandoned at the end, still holds its scheduler).
+//!
+//! The [`Monitor`] is the seam between a runtime's core and what observes it
+//! (`observe/`): the runtime writes it (counters, its switch count, the end
+//! of a stall the watchdog saw) and answers the dumps left in it; the
+//! observers read it from their own OS threads, and the core calls none of
+//! their code.
 
 use super::counters::Counters;
 use super::os_thread::OsThread;

@@ -11,7 +11,7 @@ use super::wait::WaitReason;
 
 /// One green thread's operation on a socket in one direction, from its first
 /// try to its end, however it ends (a value, an error, a timeout, an unwind):
-/// the unit of "Many waiters on one socket" above. The operation asks
+/// the unit of "Many waiters on one socket" (`reactor.rs`). The operation asks
 /// [`is_ready`](Turn::is_ready) before each try, reports `WouldBlock` with
 /// [`clear_ready`](Turn::clear_ready) and then [`wait`](Turn::wait)s; dropping
 /// the turn takes the thread off the socket's queue if it is still in it
