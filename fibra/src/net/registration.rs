@@ -5,8 +5,8 @@
 //! pidfd (`process`) are registered the same way.
 
 use crate::runtime::reactor::{Direction, IoKey};
-use crate::runtime::turn::Turn;
 use crate::runtime::scheduler::{self, Scheduler};
+use crate::runtime::turn::Turn;
 use crate::runtime::{SocketDirection, WaitReason};
 use crate::time::deadline_after;
 use mio::Interest;

@@ -155,8 +155,8 @@ pub(crate) mod deadline;
 mod green_local;
 mod handle;
 mod join;
-mod os_thread;
 mod observe;
+mod os_thread;
 pub(crate) mod reactor;
 mod registry;
 mod remote;
@@ -177,16 +177,16 @@ pub(crate) mod turn;
 mod wait;
 pub(crate) mod waiter;
 
-pub use observe::dump::{
-    ANSWER_WITHIN, Dump, Frame, RactorDump, RactorState, RuntimeDump, RuntimeState, ThreadDump,
-    dump,
-};
-pub use observe::dump_signal::dump_on_signal;
 pub(crate) use green_local::run_thread;
 pub use green_local::{AccessError, LocalKey};
 pub use handle::{Handle, SpawnError, handle};
 pub(crate) use join::spawn_detached;
 pub use join::{JoinError, JoinHandle, spawn};
+pub use observe::dump::{
+    ANSWER_WITHIN, Dump, Frame, RactorDump, RactorState, RuntimeDump, RuntimeState, ThreadDump,
+    dump,
+};
+pub use observe::dump_signal::dump_on_signal;
 pub use observe::metrics::{RuntimeMetrics, metrics};
 pub use remote::Unparker;
 pub use remote_join::RemoteJoinHandle;

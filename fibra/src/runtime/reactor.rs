@@ -223,11 +223,12 @@ impl Reactor {
     /// `Turn::is_ready`).
     pub(super) fn readiness(&self, key: IoKey, direction: Direction) -> Option<(bool, bool)> {
         let entries = self.entries.borrow();
-        let entry = entries
-            .get(key.index)
-            .filter(|e| e.serial == key.serial)?;
+        let entry = entries.get(key.index).filter(|e| e.serial == key.serial)?;
         let d = direction as usize;
-        Some((entry.ready[d] || entry.closed[d], !entry.waiters[d].is_empty()))
+        Some((
+            entry.ready[d] || entry.closed[d],
+            !entry.waiters[d].is_empty(),
+        ))
     }
 
     /// Queues `task` for readiness in `direction`; `None` if the socket is gone.
@@ -250,7 +251,12 @@ impl Reactor {
 
     /// Ends a turn that may leave the socket ready in `direction` (see
     /// `Turn`): if it does, the oldest waiter's turn begins.
-    pub(super) fn hand_on(&self, key: IoKey, direction: Direction, wake: impl FnMut(TaskId) -> bool) {
+    pub(super) fn hand_on(
+        &self,
+        key: IoKey,
+        direction: Direction,
+        wake: impl FnMut(TaskId) -> bool,
+    ) {
         let mut entries = self.entries.borrow_mut();
         let d = direction as usize;
         if let Some(entry) = key.entry_in(&mut entries)

@@ -17,11 +17,11 @@ use crate::runtime::registry::{self, Answer, Monitor, Request, lock};
 use crate::runtime::scheduler;
 use crate::runtime::section::{Section, ThreadState};
 use crate::runtime::task::TaskId;
-use symbols::Symbols;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
+use symbols::Symbols;
 
 /// How long a dump waits for a runtime to start describing itself before it
 /// reports it busy.

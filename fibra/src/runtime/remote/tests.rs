@@ -3,9 +3,9 @@
 //! `model_check.rs`).
 
 use super::*;
+use crate::runtime::ring::SLOTS;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use crate::runtime::ring::SLOTS;
 
 fn remote() -> (mio::Poll, Remote) {
     let poll = mio::Poll::new().unwrap();

@@ -5,11 +5,11 @@
 //! delivered at its first park after) — and, under `panic = "abort"`, the
 //! abandonment of a cancelled thread instead.
 
+use super::Scheduler;
+use super::current::try_current;
 use crate::runtime::task::{Cancel, Code, State, Task, TaskId};
 use std::panic;
 use std::time::Instant;
-use super::Scheduler;
-use super::current::try_current;
 
 /// The panic payload that unwinds a cancelled green thread
 /// ([`JoinHandle::cancel`](crate::runtime::JoinHandle::cancel), the end of

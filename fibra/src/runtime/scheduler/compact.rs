@@ -3,10 +3,10 @@
 //! and the poller timeout that keeps an idle runtime's sweeps on time. How
 //! compaction is made safe is in `docs/internals/compaction.md`.
 
+use super::Scheduler;
 use crate::runtime::task::{Code, State, TaskId};
 use crate::stack::GiveBack;
 use std::time::{Duration, Instant};
-use super::Scheduler;
 
 impl Scheduler {
     /// Compacts the stacks of the threads parked for `after` or longer (see
@@ -75,7 +75,11 @@ impl Scheduler {
     /// The poller's timeout `next` (the next timer's), shortened to when the
     /// oldest park waiting to be compacted is due, so that an idle runtime
     /// compacts its parked threads on time.
-    pub(super) fn until_next_compaction(&self, now: Instant, next: Option<Duration>) -> Option<Duration> {
+    pub(super) fn until_next_compaction(
+        &self,
+        now: Instant,
+        next: Option<Duration>,
+    ) -> Option<Duration> {
         let (Some(after), Some(&(_, since, _))) = (self.compact_after, self.cold.borrow().front())
         else {
             return next;

@@ -3,13 +3,13 @@
 //! asks of it without holding a scheduler (`current()`, a lock's holder, the
 //! running thread's green-local values, whether an `Unparker` is local).
 
+use super::{RuntimeId, Scheduler};
 use crate::runtime::registry::Monitor;
 use crate::runtime::remote::Unparker;
 use crate::runtime::task::{Slots, TaskId};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
-use super::{RuntimeId, Scheduler};
 
 thread_local! {
     static CURRENT: RefCell<Option<Rc<Scheduler>>> = const { RefCell::new(None) };

@@ -3,8 +3,8 @@
 //! asks this when it runs out of ready threads; `run` then panics with the
 //! dump.
 
-use crate::runtime::task::TaskId;
 use super::Scheduler;
+use crate::runtime::task::TaskId;
 
 impl Scheduler {
     /// Whether no `Unparker` is left outside and none of those dropped left a

@@ -4,6 +4,7 @@
 //! The dump itself (asking every runtime, symbolizing, printing) is
 //! `observe/dump.rs`, which only reads what this makes (`section.rs`).
 
+use super::Scheduler;
 use crate::Fiber;
 use crate::runtime::section::{RawThread, Section, ThreadState};
 use crate::runtime::stack_trace;
@@ -12,7 +13,6 @@ use crate::runtime::wait::WaitReason;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
-use super::Scheduler;
 
 impl Scheduler {
     /// Answers the dumps other OS threads asked this runtime for, now that no

@@ -58,14 +58,21 @@ mod run_loop;
 mod shutdown;
 
 pub use cancel::Cancelled;
+pub(in crate::runtime) use current::{Installed, current_monitor};
 pub(crate) use current::{
     current, current_for, current_if, current_name, is_current, running_thread, try_current,
     wake_if_local, with_running_locals,
 };
-pub(in crate::runtime) use current::{Installed, current_monitor};
 pub(crate) use run_loop::SPIN_BEFORE_SLEEP;
 pub(in crate::runtime) use shutdown::Orphan;
 
+use super::deadline::Deadlines;
+use super::reactor::Reactor;
+use super::registry::{Listed, Monitor};
+use super::remote::{Outside, Remote, Unparker};
+use super::section::DescribeRactors;
+use super::task::{Body, Cancel, Code, Slots, State, Task, TaskId};
+use super::timers::Timers;
 use describe::Trace;
 use shutdown::RemoteJoins;
 use slab::Slab;
@@ -76,13 +83,6 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
-use super::deadline::Deadlines;
-use super::reactor::Reactor;
-use super::registry::{Listed, Monitor};
-use super::remote::{Outside, Remote, Unparker};
-use super::section::DescribeRactors;
-use super::task::{Body, Cancel, Code, Slots, State, Task, TaskId};
-use super::timers::Timers;
 
 /// How many runtimes this process has started (see [`RuntimeId`]).
 static STARTED: AtomicU64 = AtomicU64::new(0);

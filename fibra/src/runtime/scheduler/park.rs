@@ -5,6 +5,7 @@
 //! there, or is shielded from unwinds), which the compaction and cancellation
 //! read.
 
+use super::Scheduler;
 use crate::runtime::counters::Counter;
 use crate::runtime::remote::Unparker;
 use crate::runtime::task::{Cancel, State, Task, TaskId};
@@ -13,7 +14,6 @@ use crate::runtime::wait::WaitReason;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
-use super::Scheduler;
 
 impl Scheduler {
     /// Makes `task` runnable if it is parked; if it is running, its next park

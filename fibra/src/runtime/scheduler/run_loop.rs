@@ -5,16 +5,16 @@
 //! for itself before it parks (`spin.rs`) is asked here too, since it spends
 //! the loop's budget.
 
-use crate::{Fiber, stack};
+use super::Scheduler;
+use super::deadlock::Deadlock;
 use crate::fiber::Step;
 use crate::runtime::task::{Code, State, TaskId};
 use crate::stack::Stack;
+use crate::{Fiber, stack};
 use std::io;
 use std::rc::Rc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
-use super::Scheduler;
-use super::deadlock::Deadlock;
 
 /// How long an idle runtime spins for a wake from another OS thread before it
 /// sleeps in the poller: about what sleeping and being woken cost (on the
@@ -54,7 +54,10 @@ impl Scheduler {
     ///
     /// [`Deadlock`] if every green thread is parked and nothing (no timer, no
     /// socket, no other OS thread) can ever wake one.
-    pub(in crate::runtime) fn run_until(&self, finished: impl Fn() -> bool) -> Result<(), Deadlock> {
+    pub(in crate::runtime) fn run_until(
+        &self,
+        finished: impl Fn() -> bool,
+    ) -> Result<(), Deadlock> {
         let mut woken = Vec::new();
         loop {
             // Run what is ready, but poll between rounds so that a thread that

@@ -3,13 +3,13 @@
 //! cannot), then the threads joined through a `Handle` that were abandoned
 //! reported to their joiners ([`RemoteJoins`]).
 
+use super::Scheduler;
+use super::cancel::abandon;
 use crate::runtime::report::{Report, report};
 use crate::runtime::task::TaskId;
 use slab::Slab;
 use std::cell::RefCell;
 use std::sync::Arc;
-use super::Scheduler;
-use super::cancel::abandon;
 
 impl Scheduler {
     /// Ends the runtime: from now on it takes no errand from another OS
