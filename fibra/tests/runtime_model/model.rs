@@ -832,8 +832,8 @@ impl Model {
         // unwind had begun, and parked again (a `Select` behind the others).
         // So may one that a later wake queued in the model (a cancel, a
         // notification): the scheduler may have queued it before, where the
-        // model does not know, and that wake then left it there; its run is
-        // silent if it would be at the front (`silent`).
+        // model does not know, and that wake then left it there; there, its
+        // run reports nothing if it would not at the front (`silent`).
         if variants[0].unwinding() {
             for t in 0..variants[0].threads.len() {
                 let silent = |m: &Model| {
