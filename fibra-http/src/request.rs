@@ -286,10 +286,11 @@ impl Request {
     /// a path (origin form), an absolute URI (`scheme://host[:port]…`),
     /// `*` for `OPTIONS` only, or `host[:port]` for `CONNECT` only.
     pub(crate) fn has_valid_target(&self) -> bool {
-        let target = self.text(&self.target).as_bytes();
+        let text = self.text.as_bytes();
+        let target = &text[self.target.clone()];
         match &self.authority {
             Some(authority) => {
-                let authority = self.text(authority).as_bytes();
+                let authority = &text[authority.clone()];
                 !authority.is_empty() && host::is_valid(authority)
             }
             None => target.starts_with(b"/") || (target == b"*" && self.method() == "OPTIONS"),
