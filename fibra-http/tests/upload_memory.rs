@@ -12,20 +12,14 @@ mod common;
 use common::Running;
 use fibra_http::{Limits, Mode, Request, RequestBody, Response, Router, Server, streaming};
 use std::fs;
-use std::io::Read;
 
 const UPLOAD: usize = 10 << 20;
 
 /// Reads the body in 16 KiB pieces and answers with its length.
 fn count(_: &Request, body: &mut RequestBody<'_>) -> Response {
-    let mut piece = vec![0; 16 << 10];
-    let mut total = 0;
-    loop {
-        match body.read(&mut piece) {
-            Ok(0) => return Response::text(format!("{total}")),
-            Ok(n) => total += n,
-            Err(err) => return Response::new(500).with_body(err.to_string()),
-        }
+    match common::read_in_pieces(body, |_| {}) {
+        Ok(total) => Response::text(format!("{total}")),
+        Err(err) => Response::new(500).with_body(err.to_string()),
     }
 }
 
