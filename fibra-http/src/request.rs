@@ -1,9 +1,11 @@
 //! A request as a handler sees it.
 //!
 //! The connection keeps one `Request` and refills it for each request it
-//! reads: the head's bytes are copied into one buffer and every part of it is
-//! a range of that buffer, so a keep-alive connection reads requests without
-//! allocating once its buffers have grown to size.
+//! reads: the head's bytes are copied into one buffer and every header value
+//! is a range of that buffer, the parts the parser handed over as text (the
+//! method, the target, the header names) ranges of another, a `String`; so a
+//! keep-alive connection reads requests without allocating once its buffers
+//! have grown to size, and reading those parts validates no UTF-8 again.
 
 use crate::host;
 use crate::params::Params;
@@ -45,7 +47,13 @@ pub enum Version {
 /// # let _ = word_count;
 /// ```
 pub struct Request {
+    /// The head as read: the header values are ranges of it.
     head: Vec<u8>,
+    /// The method, the target and the header names, which the parser hands
+    /// over as `&str`: the ranges below (and the headers' names) are ranges
+    /// of it, read with no UTF-8 check, since every request is routed by its
+    /// method and path.
+    text: String,
     method: Range<usize>,
     /// The whole target, as sent; `authority`, `path` and `query` are parts
     /// of it.
@@ -55,6 +63,7 @@ pub struct Request {
     path: Range<usize>,
     query: Option<Range<usize>>,
     version: Version,
+    /// Each header's name (in `text`) and value (in `head`).
     headers: Vec<(Range<usize>, Range<usize>)>,
     pub(crate) body: Vec<u8>,
     peer: Option<SocketAddr>,
@@ -67,6 +76,7 @@ impl Request {
     pub(crate) fn new(peer: Option<SocketAddr>) -> Request {
         Request {
             head: Vec::new(),
+            text: String::new(),
             method: 0..0,
             target: 0..0,
             authority: None,
@@ -85,6 +95,7 @@ impl Request {
     pub(crate) fn fill(&mut self, raw: &[u8], parsed: &httparse::Request<'_, '_>) {
         self.head.clear();
         self.head.extend_from_slice(raw);
+        self.text.clear();
         self.headers.clear();
         let base = raw.as_ptr() as usize;
         // The parser's slices all point into `raw`, so each is a range of it.
@@ -92,22 +103,24 @@ impl Request {
             let start = part.as_ptr() as usize - base;
             start..start + part.len()
         };
-        // httparse hands the method over as text already: compared as it is,
-        // not validated again through `method()` (one UTF-8 check a request).
         let method = parsed.method.unwrap_or_default();
-        self.method = range(method.as_bytes());
-        self.target = range(parsed.path.unwrap_or_default().as_bytes());
+        self.method = push_text(&mut self.text, method);
+        self.target = push_text(&mut self.text, parsed.path.unwrap_or_default());
         let mut target = self.target.clone();
+        let raw_target = &self.text.as_bytes()[target.clone()];
         self.authority = None;
-        if method == "CONNECT" && is_authority_form(&raw[target.clone()]) {
+        if method == "CONNECT" && is_authority_form(raw_target) {
             // Authority form: the whole target is the authority (and, with
             // nothing else in it, the path too).
             self.authority = Some(target.clone());
-        } else if let Some(authority) = absolute_form_authority(&raw[target.clone()]) {
+        } else if let Some(authority) = absolute_form_authority(raw_target) {
             self.authority = Some(target.start + authority.start..target.start + authority.end);
             target.start += authority.end;
         }
-        match raw[target.clone()].iter().position(|&b| b == b'?') {
+        match self.text.as_bytes()[target.clone()]
+            .iter()
+            .position(|&b| b == b'?')
+        {
             Some(q) => {
                 self.path = target.start..target.start + q;
                 self.query = Some(target.start + q + 1..target.end);
@@ -122,8 +135,8 @@ impl Request {
             _ => Version::Http11,
         };
         for header in parsed.headers.iter() {
-            self.headers
-                .push((range(header.name.as_bytes()), range(header.value)));
+            let name = push_text(&mut self.text, header.name);
+            self.headers.push((name, range(header.value)));
         }
         self.params.get_mut().truncate(0);
         self.body.clear();
@@ -132,10 +145,11 @@ impl Request {
         }
     }
 
+    /// A part of `text`. Every range ends at the end of a part, or at an
+    /// ASCII byte in it (`?`, the `/` after an authority), so on a `char`
+    /// boundary: this never falls back.
     fn text(&self, range: &Range<usize>) -> &str {
-        // The parser admits only visible ASCII in the method, the target and
-        // header names, so this never falls back.
-        std::str::from_utf8(&self.head[range.clone()]).unwrap_or_default()
+        self.text.get(range.clone()).unwrap_or_default()
     }
 
     /// The method, e.g. `GET`.
@@ -272,10 +286,11 @@ impl Request {
     /// a path (origin form), an absolute URI (`scheme://host[:port]…`),
     /// `*` for `OPTIONS` only, or `host[:port]` for `CONNECT` only.
     pub(crate) fn has_valid_target(&self) -> bool {
-        let target = &self.head[self.target.clone()];
+        let text = self.text.as_bytes();
+        let target = &text[self.target.clone()];
         match &self.authority {
             Some(authority) => {
-                let authority = &self.head[authority.clone()];
+                let authority = &text[authority.clone()];
                 !authority.is_empty() && host::is_valid(authority)
             }
             None => target.starts_with(b"/") || (target == b"*" && self.method() == "OPTIONS"),
@@ -297,7 +312,7 @@ impl Request {
     pub fn header_bytes(&self, name: &str) -> Option<&[u8]> {
         self.headers
             .iter()
-            .find(|(n, _)| self.head[n.clone()].eq_ignore_ascii_case(name.as_bytes()))
+            .find(|(n, _)| self.text(n).eq_ignore_ascii_case(name))
             .map(|(_, value)| &self.head[value.clone()])
     }
 
@@ -318,6 +333,13 @@ impl Request {
     pub fn peer_addr(&self) -> Option<SocketAddr> {
         self.peer
     }
+}
+
+/// Appends `part` to `text`: where it is in it.
+fn push_text(text: &mut String, part: &str) -> Range<usize> {
+    let start = text.len();
+    text.push_str(part);
+    start..text.len()
 }
 
 /// Whether `target` is in authority form, `host:port` (RFC 9112 §3.2.3).

@@ -204,25 +204,22 @@ impl Response {
 
     /// `200 OK` with a `text/plain; charset=utf-8` body.
     pub fn text(body: impl Into<Body>) -> Response {
-        Response::new(200)
-            .with_header("content-type", "text/plain; charset=utf-8")
-            .with_body(body)
+        const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+        Response::new(200).with_content_type(TEXT).with_body(body)
     }
 
     /// `200 OK` with a `text/html; charset=utf-8` body.
     pub fn html(body: impl Into<Body>) -> Response {
-        Response::new(200)
-            .with_header("content-type", "text/html; charset=utf-8")
-            .with_body(body)
+        const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
+        Response::new(200).with_content_type(HTML).with_body(body)
     }
 
     /// `200 OK` with an `application/json` body (another status with
     /// [`with_status`](Self::with_status); with the `serde` feature,
     /// `Response::json_value` writes a value as JSON).
     pub fn json(body: impl Into<Body>) -> Response {
-        Response::new(200)
-            .with_header("content-type", "application/json")
-            .with_body(body)
+        const JSON: HeaderValue = HeaderValue::from_static("application/json");
+        Response::new(200).with_content_type(JSON).with_body(body)
     }
 
     /// Adds a header (a name may be added more than once).
@@ -250,6 +247,14 @@ impl Response {
             panic!("fibra-http: the value of header {name} holds a control character");
         };
         self.headers.append(header, value);
+        self
+    }
+
+    /// Adds a `Content-Type` made at compile time: for the typed
+    /// constructors, which so skip [`with_header`](Self::with_header)'s
+    /// checks of a name and value known to be valid.
+    fn with_content_type(mut self, value: HeaderValue) -> Response {
+        self.headers.append(header::CONTENT_TYPE, value);
         self
     }
 

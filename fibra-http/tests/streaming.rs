@@ -38,19 +38,11 @@ const UPLOAD: usize = 10 << 20;
 
 /// Counts the body's bytes as they arrive, in 16 KiB reads.
 fn upload(_: &Request, body: &mut RequestBody<'_>) -> Response {
-    let mut piece = vec![0; 16 << 10];
-    let mut total = 0;
-    loop {
-        match body.read(&mut piece) {
-            Ok(0) => return Response::text(format!("{total}")),
-            Ok(n) => {
-                total += n;
-                UPLOADED.store(total, Ordering::SeqCst);
-            }
-            Err(err) => {
-                *UPLOAD_ERROR.lock().unwrap() = Some(err.kind());
-                return Response::text("the handler's answer");
-            }
+    match common::read_in_pieces(body, |total| UPLOADED.store(total, Ordering::SeqCst)) {
+        Ok(total) => Response::text(format!("{total}")),
+        Err(err) => {
+            *UPLOAD_ERROR.lock().unwrap() = Some(err.kind());
+            Response::text("the handler's answer")
         }
     }
 }

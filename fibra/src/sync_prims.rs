@@ -1,7 +1,7 @@
 //! The atomics, lock, cell, spin and OS thread park of fibra's cross-thread
 //! wake paths — the runtime's remote ring and queue (`runtime/ring.rs`,
 //! `runtime/remote/`), and through them `block_on`'s waker; a Ractor
-//! mailbox's wake (`ractor/mailbox.rs`, `runtime/waiter.rs`); the
+//! mailbox's wake (`ractor/mailbox/`, `runtime/waiter.rs`); the
 //! cross-thread [`Queue`](crate::sync::Queue), `oneshot` and `watch`
 //! (`sync/queue/`, `sync/oneshot.rs`, `sync/watch.rs`) — in one place,
 //! so that the model

@@ -262,3 +262,20 @@ pub fn target_command(program: impl AsRef<OsStr>) -> Command {
         _ => Command::new(program),
     }
 }
+
+/// Reads `body` to its end in 16 KiB pieces, telling `seen` the total after
+/// each: what a handler that streams an upload does with it. The total, or
+/// the error that ended the reading.
+pub fn read_in_pieces(body: &mut impl Read, mut seen: impl FnMut(usize)) -> std::io::Result<usize> {
+    let mut piece = vec![0; 16 << 10];
+    let mut total = 0;
+    loop {
+        match body.read(&mut piece)? {
+            0 => return Ok(total),
+            n => {
+                total += n;
+                seen(total);
+            }
+        }
+    }
+}

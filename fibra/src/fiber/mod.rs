@@ -158,13 +158,30 @@
 //! std::thread::spawn(move || fiber.resume(())); // error: `Fiber` cannot be sent between threads
 //! ```
 
+// The files: the `Fiber` handle, resuming and suspending it, is here;
+// making one with a chosen stack in builder.rs; dropping one (unwinding a
+// suspended fiber before its stack goes back) in drop.rs; what the scheduler
+// asks of a fiber's stack (its range, compaction) in compact.rs; the running
+// fiber's side, `Yielder` (suspend, transfer), in yielder.rs; the switch into
+// and out of a fiber, its header and its first entry, in context.rs; what
+// crosses a switch in message.rs; `Step`, `Status` and `FiberError` in
+// step.rs, status.rs and error.rs.
+
+mod builder;
+mod compact;
 mod context;
+mod drop;
 mod error;
 mod message;
+mod status;
+mod step;
 mod yielder;
 
 pub use crate::stack::{DEFAULT_STACK_SIZE, MIN_STACK_SIZE};
+pub use builder::Builder;
 pub use error::FiberError;
+pub use status::Status;
+pub use step::Step;
 pub use yielder::Yielder;
 
 use crate::arch::StackPointer;
@@ -173,57 +190,10 @@ use context::{Header, State};
 use message::{Inbound, Outbound, PanicSlot};
 use std::cell::Cell;
 use std::fmt;
-use std::io;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::panic;
 use std::ptr::NonNull;
-
-/// How a `resume` (or `transfer`) came back: the fiber suspended with a value, or
-/// returned one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Step<Y, R> {
-    /// The fiber called [`Yielder::suspend`] with this value and can be resumed.
-    Yield(Y),
-    /// The fiber's closure returned this value; the fiber is dead.
-    Return(R),
-}
-
-impl<Y, R> Step<Y, R> {
-    /// The suspended value, if the fiber suspended.
-    pub fn yielded(self) -> Option<Y> {
-        match self {
-            Step::Yield(y) => Some(y),
-            Step::Return(_) => None,
-        }
-    }
-
-    /// The returned value, if the fiber returned.
-    pub fn returned(self) -> Option<R> {
-        match self {
-            Step::Yield(_) => None,
-            Step::Return(r) => Some(r),
-        }
-    }
-}
-
-/// Where a fiber is in its life (Ruby's `Fiber#alive?`, Lua's `coroutine.status`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Status {
-    /// Made and not yet resumed (Lua: "suspended").
-    Created,
-    /// Suspended in [`Yielder::suspend`]: a [`Fiber::resume`] continues it (Lua:
-    /// "suspended").
-    Suspended,
-    /// Suspended in [`Yielder::transfer`]: a transfer to it continues it (Ruby: a
-    /// "transferring" fiber).
-    Transferred,
-    /// Running, or suspended while a fiber it resumed runs (Lua: "running" or
-    /// "normal").
-    Running,
-    /// Returned, panicked or unwound by a drop (Lua: "dead").
-    Dead,
-}
 
 /// A stackful coroutine. See the [module documentation](self).
 ///
@@ -381,42 +351,6 @@ impl<I, Y, R> Fiber<I, Y, R> {
         Ok(Yielder::<I, Y, R>::new(self.header).suspend(value))
     }
 
-    /// The addresses of the fiber's stack (the guard page excluded).
-    pub(crate) fn stack_range(&self) -> std::ops::Range<usize> {
-        let top = self.stack.top() as usize;
-        top - self.stack.size()..top
-    }
-
-    /// Copies the used part of this fiber's stack (its saved stack pointer to
-    /// its top) to the heap, if the fiber is suspended in `suspend`; `None`
-    /// (and nothing done) in any other state. Adding the [`Compacted`] to a
-    /// [`GiveBack`] gives the stack's pages back; dropping it puts the bytes
-    /// back.
-    ///
-    /// # Safety
-    ///
-    /// Until the returned value is dropped, nothing may touch this fiber or
-    /// read or write its stack: no method of it (its header is among the
-    /// moved bytes), no switch into it, and no pointer into its stack that
-    /// code outside the fiber holds. The fiber must outlive the returned
-    /// value.
-    ///
-    /// [`Compacted`]: crate::stack::Compacted
-    /// [`GiveBack`]: crate::stack::GiveBack
-    pub(crate) unsafe fn compact(&self) -> Option<crate::stack::Compacted> {
-        if self.header().state() != State::Yielded {
-            return None;
-        }
-        let sp = NonNull::new(self.header().own())?;
-        let top = NonNull::new(self.stack.top())?;
-        // A fiber `Yielded` is suspended at `own`, every frame of it above
-        // that (it suspended by calling the switch); `[own, top)` is its
-        // stack's used part, page-aligned at the top.
-        // SAFETY: the caller keeps everyone off it, and the fiber (and so the
-        // stack's mapping) alive, until the `Compacted` is dropped.
-        Some(unsafe { crate::stack::Compacted::new(sp, top) })
-    }
-
     /// Where the fiber is in its life.
     pub fn status(&self) -> Status {
         self.header().state().status()
@@ -464,130 +398,11 @@ fn came_back_unwound() -> ! {
     unreachable!("fibra: a resumed fiber came back unwound")
 }
 
-impl<I, Y, R> Drop for Fiber<I, Y, R> {
-    fn drop(&mut self) {
-        let panic = match self.header().state() {
-            State::Dead => None,
-            State::Running | State::Unwinding => {
-                // Its stack is in use (by the fiber, or a fiber it resumed):
-                // leak it, as `mem::forget` would. The fiber runs on, on its own
-                // stack, which is never reused; once it suspends nothing can
-                // resume it.
-                eprintln!(
-                    "fibra: the last handle of a running fiber was dropped; its stack is \
-                     in use, so it is leaked: the fiber can never be resumed again"
-                );
-                return;
-            }
-            State::Yielded | State::Transferred if cfg!(panic = "abort") => {
-                // It cannot be unwound: leak it, stack and all (module docs).
-                return;
-            }
-            State::Created | State::Yielded | State::Transferred => self.unwind(),
-        };
-        // SAFETY: the fiber is dead, so nothing runs on the stack or will again;
-        // `stack` is not used after this.
-        unsafe { ManuallyDrop::drop(&mut self.stack) };
-        // A panic that ended it (other than the forced unwind) continues here,
-        // once its stack is back in the pool.
-        if let Some(payload) = panic {
-            panic::resume_unwind(payload);
-        }
-    }
-}
-
-impl<I, Y, R> Fiber<I, Y, R> {
-    /// Unwinds a suspended fiber to its end (see the module docs for what it may
-    /// do meanwhile). Returns the payload of a panic that ended it, other than
-    /// the forced unwind itself.
-    #[cold]
-    fn unwind(&mut self) -> Option<Box<dyn std::any::Any + Send>> {
-        // Whether a `suspend` during the unwind can tell, by `thread::panicking`,
-        // that a destructor called it (see `Yielder::suspend`).
-        self.header()
-            .set_dropped_while_panicking(std::thread::panicking());
-        // The header, not the cached `sp`: a Transferred fiber's copy may be stale.
-        let outcome = self.run(self.header_sp(), Inbound::Unwind, State::Unwinding);
-        // A fiber being dropped cannot transfer, and its `suspend` unwinds
-        // without switching, so what came back is its own end.
-        if self.header().state() != State::Dead {
-            eprintln!(
-                "fibra: a dropped fiber came back alive; this is a bug in fibra, so the process aborts"
-            );
-            std::process::abort();
-        }
-        match outcome {
-            // It ended by the forced unwind, or caught it and returned.
-            Outbound::Unwound | Outbound::Return(_) => None,
-            // It caught the unwind and panicked anew.
-            Outbound::Panicked => Some(PanicSlot::take()),
-            Outbound::Yield(_) => unreachable!("fibra: a fiber being dropped suspended"),
-        }
-    }
-}
-
 impl<I, Y, R> fmt::Debug for Fiber<I, Y, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Fiber")
             .field("status", &self.status())
             .finish_non_exhaustive()
-    }
-}
-
-/// Makes fibers with chosen settings.
-///
-/// ```
-/// use fibra::fiber::{Builder, Step};
-///
-/// // Deep recursion wants a larger stack than the default.
-/// fn depth(n: u64) -> u64 { if n == 0 { 0 } else { 1 + std::hint::black_box(depth(n - 1)) } }
-/// let fiber = Builder::new()
-///     .stack_size(8 << 20)
-///     .build(|_, n: u64| depth(n))
-///     .expect("a stack");
-/// assert_eq!(fiber.resume(100_000).unwrap(), Step::<(), u64>::Return(100_000));
-/// ```
-#[derive(Debug, Clone)]
-pub struct Builder {
-    stack_size: usize,
-}
-
-impl Default for Builder {
-    fn default() -> Self {
-        Builder::new()
-    }
-}
-
-impl Builder {
-    /// A builder with the default settings.
-    pub fn new() -> Builder {
-        Builder {
-            stack_size: DEFAULT_STACK_SIZE,
-        }
-    }
-
-    /// The usable stack size in bytes, rounded up to whole pages and to at least
-    /// [`MIN_STACK_SIZE`]. Stack memory is reserved, not committed: only the pages
-    /// a fiber touches cost memory.
-    pub fn stack_size(mut self, bytes: usize) -> Builder {
-        self.stack_size = bytes;
-        self
-    }
-
-    /// Makes a fiber that will run `body` (see [`Fiber::new`]). A closure whose
-    /// captures are large (over a KiB) is boxed, so that it never takes room on
-    /// the fiber's stack; a small one is kept on the stack itself.
-    ///
-    /// # Errors
-    ///
-    /// If no stack can be had: the size does not fit in the address space
-    /// (`ErrorKind::InvalidInput`, naming the size), or the memory or the
-    /// kernel's map count is exhausted.
-    pub fn build<F, I, Y, R>(self, body: F) -> io::Result<Fiber<I, Y, R>>
-    where
-        F: FnOnce(&Yielder<I, Y, R>, I) -> R + 'static,
-    {
-        Ok(Fiber::on_stack(Stack::new(self.stack_size)?, body))
     }
 }
 

@@ -5,9 +5,10 @@
 //! thread ever blocks.
 
 use super::error::{RemoteError, TakeError};
+use super::handle::Ractor;
 use super::outbox::Taker;
+use super::outcome::Outcome;
 use super::waiters::Place;
-use super::{Outcome, Ractor};
 use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;

@@ -146,217 +146,47 @@
 //! | `Ractor.shareable?(obj)` | the bound `T: Sync` (checked by the compiler) |
 //! | `Ractor::RemoteError`, `Ractor::ClosedError` | [`RemoteError`], [`TakeError`], [`SendError`], [`Closed`] |
 
+// The files: a Ractor is its handle, `Ractor` (handle.rs), and its body's
+// `Context` (context.rs), both on its two ports (ports.rs: the incoming
+// mailbox/, the outgoing outbox.rs), and an outcome that its joiners wait
+// for (outcome.rs); `select` (select.rs) takes from several Ractors; the
+// futures for async code are in future.rs; `Pool` and its workers in
+// pool.rs, placement beside another Ractor in near.rs, and what a worker
+// tells a dump of its Ractors in census.rs. Starting a Ractor and ending it
+// are here, because a dump cuts a Ractor body's backtrace at the symbol
+// `fibra::ractor::<impl fibra::ractor::pool::Pool>::spawn`, which names this
+// module (`trim` in runtime/observe/dump/symbols.rs).
+
 mod census;
+mod context;
 mod error;
 mod future;
+mod handle;
 mod mailbox;
 mod near;
 mod outbox;
+mod outcome;
 mod pool;
+mod ports;
+mod select;
 pub(crate) mod waiters;
 
+pub use context::Context;
 pub use error::{Closed, RemoteError, SendError, TakeError};
 pub use future::{Join, Take};
+pub use handle::Ractor;
 pub use pool::Pool;
+pub use select::select;
 
-use crate::runtime::WaitReason;
 use crate::runtime::scheduler::Cancelled;
-use crate::runtime::waiter;
 use mailbox::Mailbox;
-use outbox::{Outbox, Taker};
-use std::fmt;
+use outbox::Outbox;
+use outcome::Outcome;
+use ports::Ports;
 use std::io;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
-use waiters::{Place, Registration, Waiters, Watched};
-
-/// A Ractor: a handle on an actor running on a worker of a [`Pool`].
-///
-/// `In` is what it receives, `Out` what it yields to takers, `R` what its body
-/// returns. Handles are cheap to clone and may be sent to and shared between
-/// threads and other Ractors.
-pub struct Ractor<In, Out = (), R = ()> {
-    ports: Arc<Ports<In, Out>>,
-    outcome: Arc<Outcome<R>>,
-    id: u64,
-    /// Where it runs, for [`Pool::spawn_near`].
-    home: pool::Home,
-}
-
-struct Ports<In, Out> {
-    incoming: Mailbox<In>,
-    outgoing: Outbox<Out>,
-}
-
-/// What a Ractor's body receives: its own ports.
-///
-/// The body is lent it (`&Context`) for as long as it runs. It is neither
-/// `Send` nor `Sync`: the incoming port has one receiver, the body's own
-/// green thread, which is what lets a message arrive without a lock.
-///
-/// ```compile_fail
-/// // A Context cannot be shared with another thread.
-/// let r = fibra::ractor::Ractor::new(|ctx: &fibra::ractor::Context<u8>| {
-///     std::thread::scope(|s| {
-///         s.spawn(|| ctx.receive());
-///     });
-/// });
-/// ```
-pub struct Context<In, Out = ()> {
-    ports: Arc<Ports<In, Out>>,
-    /// Neither `Send` nor `Sync` (see above).
-    _one_receiver: PhantomData<*const ()>,
-}
-
-impl<In, Out, R> Ractor<In, Out, R>
-where
-    In: Send + 'static,
-    Out: Send + 'static,
-    R: Send + 'static,
-{
-    /// Starts a Ractor running `body` on the process-wide pool (one worker per
-    /// core, started on first use).
-    pub fn new<F>(body: F) -> Self
-    where
-        F: FnOnce(&Context<In, Out>) -> R + Send + 'static,
-    {
-        pool::global().spawn(body)
-    }
-}
-
-impl<In, Out, R> Ractor<In, Out, R> {
-    /// Queues `message` in the Ractor's incoming port (Ruby's `Ractor#send`).
-    /// It never waits (the port has no bound), so async code calls it as it is.
-    ///
-    /// # Errors
-    ///
-    /// The message comes back in a [`SendError`] if the port is closed.
-    pub fn send(&self, message: In) -> Result<(), SendError<In>> {
-        self.ports.incoming.send(message)
-    }
-
-    /// Waits for the Ractor to offer a value with [`Context::yield_value`] and
-    /// takes it (Ruby's `Ractor#take`).
-    ///
-    /// # Errors
-    ///
-    /// [`TakeError`] at once if the outgoing port is closed or the Ractor has
-    /// finished (with the panic message if it panicked).
-    pub fn take(&self) -> Result<Out, TakeError> {
-        self.ports.outgoing.take()
-    }
-
-    /// Waits for the Ractor's body to finish and returns what it returned
-    /// (Ruby's `Ractor#value`).
-    ///
-    /// # Errors
-    ///
-    /// [`RemoteError`] if it panicked (with the payload) or was cancelled, or if
-    /// another handle already took the value.
-    pub fn join(self) -> Result<R, RemoteError> {
-        self.outcome.wait()
-    }
-
-    /// Whether the body has finished.
-    pub fn is_finished(&self) -> bool {
-        self.outcome.lock().finished
-    }
-
-    /// Closes the incoming port: sends fail from now on, and the body's
-    /// `receive` fails once it has drained what was sent before. Returns whether
-    /// the port was open.
-    pub fn close_incoming(&self) -> bool {
-        self.ports.incoming.close()
-    }
-
-    /// Closes the outgoing port: takers and the body's `yield_value` fail from
-    /// now on. A value the body offers at that moment is not taken: its
-    /// `yield_value` returns it in [`Closed`] (as Ruby's `take` raises
-    /// `ClosedError` after `close_outgoing` even while the Ractor yields).
-    /// Returns whether the port was open.
-    pub fn close_outgoing(&self) -> bool {
-        self.ports.outgoing.close(TakeError::Closed)
-    }
-
-    /// A number that names this Ractor for the life of the process.
-    pub fn id(&self) -> u64 {
-        self.id
-    }
-}
-
-impl<In, Out, R> Clone for Ractor<In, Out, R> {
-    fn clone(&self) -> Self {
-        Ractor {
-            ports: self.ports.clone(),
-            outcome: self.outcome.clone(),
-            id: self.id,
-            home: self.home,
-        }
-    }
-}
-
-impl<In, Out, R> fmt::Debug for Ractor<In, Out, R> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Ractor")
-            .field("id", &self.id)
-            .field("finished", &self.is_finished())
-            .finish()
-    }
-}
-
-impl<In, Out> Context<In, Out> {
-    /// Waits for the next message (Ruby's `Ractor.receive`).
-    ///
-    /// # Errors
-    ///
-    /// [`Closed`] once the incoming port is closed and every message sent
-    /// before has been received.
-    pub fn receive(&self) -> Result<In, Closed> {
-        // SAFETY: the mailbox's single consumer is whoever holds this Context,
-        // which cannot leave the body's OS thread (not `Send` nor `Sync`), and
-        // whose calls there never overlap (see `mailbox`'s module docs).
-        unsafe { self.ports.incoming.receive() }
-    }
-
-    /// The next message if one has arrived, without waiting.
-    ///
-    /// # Errors
-    ///
-    /// [`Closed`] if the port is closed and drained.
-    pub fn try_receive(&self) -> Result<Option<In>, Closed> {
-        // SAFETY: as in `receive`.
-        unsafe { self.ports.incoming.try_receive() }
-    }
-
-    /// Offers `value` to takers and waits until one has taken it (Ruby's
-    /// `Ractor.yield`).
-    ///
-    /// # Errors
-    ///
-    /// The value comes back in [`Closed`] if the outgoing port is closed
-    /// (before or while waiting).
-    pub fn yield_value(&self, value: Out) -> Result<(), Closed<Out>> {
-        self.ports.outgoing.offer(value)
-    }
-
-    /// Closes this Ractor's incoming port (see [`Ractor::close_incoming`]).
-    pub fn close_incoming(&self) -> bool {
-        self.ports.incoming.close()
-    }
-
-    /// Closes this Ractor's outgoing port (see [`Ractor::close_outgoing`]).
-    pub fn close_outgoing(&self) -> bool {
-        self.ports.outgoing.close(TakeError::Closed)
-    }
-}
-
-impl<In, Out> Drop for Context<In, Out> {
-    fn drop(&mut self) {
-        // SAFETY: as in `receive`; this is the Context's last use.
-        unsafe { self.ports.incoming.forget_receiver() };
-    }
-}
+use std::sync::{Arc, Weak};
 
 impl Pool {
     /// Starts a Ractor running `body` on the least loaded worker of this pool.
@@ -430,24 +260,6 @@ impl Pool {
     }
 }
 
-impl<In: Send, Out: Send> census::Queue for Ports<In, Out> {
-    unsafe fn queued(&self) -> usize {
-        // SAFETY: the caller's (the same contract).
-        unsafe { self.incoming.queued() }
-    }
-}
-
-impl<R: Send> census::Progress for Outcome<R> {
-    fn progress(&self) -> census::Stage {
-        let state = self.lock();
-        match (state.finished, state.value.is_some()) {
-            (false, _) => census::Stage::Running,
-            (true, true) => census::Stage::Finished,
-            (true, false) => census::Stage::Joined,
-        }
-    }
-}
-
 /// Ends a Ractor: closes its ports and records its outcome. Owned by the job
 /// that runs the body, so that a job dropped before it ran (its pool closed
 /// first) still ends its Ractor, as cancelled, and nobody waits forever.
@@ -485,117 +297,6 @@ impl<In, Out, R> Drop for Ending<In, Out, R> {
     }
 }
 
-/// The final value of a Ractor, and who waits for it.
-struct Outcome<R> {
-    state: Mutex<OutcomeState<R>>,
-}
-
-struct OutcomeState<R> {
-    finished: bool,
-    value: Option<Result<R, RemoteError>>,
-    joiners: Waiters,
-}
-
-impl<R> Outcome<R> {
-    fn new() -> Outcome<R> {
-        Outcome {
-            state: Mutex::new(OutcomeState {
-                finished: false,
-                value: None,
-                joiners: Waiters::default(),
-            }),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, OutcomeState<R>> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn finish(&self, value: Result<R, RemoteError>) {
-        let joiners = {
-            let mut state = self.lock();
-            state.finished = true;
-            state.value = Some(value);
-            state.joiners.take()
-        };
-        joiners.wake();
-    }
-
-    fn wait(&self) -> Result<R, RemoteError> {
-        let mut joiner = Place::new(self);
-        loop {
-            if let Some(outcome) = joiner.look(|outcome, registration| {
-                outcome.try_join(|joiners| joiners.register_current(registration))
-            }) {
-                return outcome;
-            }
-            waiter::wait(WaitReason::RactorJoin);
-        }
-    }
-
-    /// The final value if the body has finished (or `AlreadyJoined` if another
-    /// joiner took it); else `None`, after `register` has registered the
-    /// caller to be woken when it finishes.
-    fn try_join(&self, register: impl FnOnce(&mut Waiters)) -> Option<Result<R, RemoteError>> {
-        let mut state = self.lock();
-        if state.finished {
-            return Some(
-                state
-                    .value
-                    .take()
-                    .unwrap_or(Err(RemoteError::AlreadyJoined)),
-            );
-        }
-        register(&mut state.joiners);
-        None
-    }
-}
-
-impl<R> Watched for Outcome<R> {
-    fn forget(&self, registration: Registration) {
-        self.lock().joiners.remove(registration);
-    }
-}
-
-/// Takes from whichever of `ractors` offers a value first (Ruby's
-/// `Ractor.select`); returns its index with the value, or with the error of a
-/// Ractor whose outgoing port is closed.
-///
-/// ```
-/// use fibra::ractor::{Ractor, select};
-///
-/// let slow = Ractor::new(|ctx: &fibra::ractor::Context<(), &str>| {
-///     let _ = ctx.receive(); // offers nothing until told to
-/// });
-/// let fast = Ractor::new(|ctx: &fibra::ractor::Context<(), &str>| ctx.yield_value("fast").unwrap());
-/// assert_eq!(select(&[&slow, &fast]), (1, Ok("fast")));
-/// slow.close_incoming();
-/// ```
-///
-/// # Panics
-///
-/// If `ractors` is empty.
-pub fn select<In, Out, R>(ractors: &[&Ractor<In, Out, R>]) -> (usize, Result<Out, TakeError>) {
-    assert!(
-        !ractors.is_empty(),
-        "fibra: select needs at least one Ractor"
-    );
-    // A place among each one's takers; those left are removed when they
-    // drop, however select returns or unwinds.
-    let mut takers: Vec<Taker<'_, Out>> = ractors
-        .iter()
-        .map(|ractor| Taker::new(&ractor.ports.outgoing))
-        .collect();
-    loop {
-        for (index, taker) in takers.iter_mut().enumerate() {
-            if let Some(outcome) = taker.try_take() {
-                return (index, outcome);
-            }
-        }
-        waiter::wait(WaitReason::RactorSelect);
-    }
-}
-
 /// Makes `value` shareable between Ractors without copying (Ruby's
 /// `Ractor.make_shareable`): immutable (`Sync`), reference-counted. Clones of
 /// the [`Arc`] are cheap and may be sent anywhere.
@@ -617,102 +318,11 @@ pub fn make_shareable<T: Send + Sync>(value: T) -> Arc<T> {
     Arc::new(value)
 }
 
+/// A Ractor that offers nothing until its incoming port closes (for the
+/// tests of waits on it that unwind).
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A Ractor that offers nothing until its incoming port closes.
-    fn quiet_one() -> Ractor<(), u64> {
-        Ractor::new(|ctx: &Context<(), u64>| {
-            let _ = ctx.receive();
-        })
-    }
-
-    /// How many takers wait for `ractor`'s next offer.
-    fn takers<In, Out, R>(ractor: &Ractor<In, Out, R>) -> usize {
-        ractor.ports.outgoing.takers()
-    }
-
-    #[test]
-    #[cfg_attr(miri, ignore = "runs green threads: the switch is inline assembly")]
-    fn select_leaves_no_taker_behind_in_a_ractor_that_offered_nothing() {
-        let quiet = quiet_one();
-        let busy = Ractor::new(|ctx: &Context<(), u64>| {
-            let mut i = 0;
-            while ctx.yield_value(i).is_ok() {
-                i += 1;
-            }
-        });
-        for round in 0..1000 {
-            // The quiet one comes first, so every select registers there.
-            assert_eq!(select(&[&quiet, &busy]), (1, Ok(round)));
-            assert_eq!(takers(&quiet), 0, "round {round} left its entry");
-        }
-        busy.close_outgoing();
-        quiet.close_incoming();
-    }
-
-    /// How many joiners wait for `ractor`'s end.
-    fn joiners<In, Out, R>(ractor: &Ractor<In, Out, R>) -> usize {
-        ractor.outcome.lock().joiners.len()
-    }
-
-    #[test]
-    #[cfg_attr(miri, ignore = "runs green threads: the switch is inline assembly")]
-    fn a_join_that_unwinds_leaves_no_joiner_behind() {
-        let quiet = quiet_one();
-        let left = crate::run({
-            let quiet = quiet.clone();
-            move || {
-                let joins: Vec<_> = (0..3)
-                    .map(|_| {
-                        let quiet = quiet.clone();
-                        crate::spawn(move || quiet.join())
-                    })
-                    .collect();
-                crate::runtime::yield_now(); // they all wait now
-                assert_eq!(joiners(&quiet), 3);
-                for join in joins {
-                    join.cancel();
-                    assert!(join.join().is_err(), "the join was cancelled");
-                }
-                joiners(&quiet)
-            }
-        });
-        assert_eq!(left, 0, "each cancelled join removed its entry");
-        quiet.close_incoming();
-        assert!(quiet.join().is_ok());
-    }
-
-    #[test]
-    #[cfg_attr(miri, ignore = "runs green threads: the switch is inline assembly")]
-    fn a_take_or_select_that_unwinds_leaves_no_taker_behind() {
-        let quiet = quiet_one();
-        let other = quiet_one();
-        let (left_take, left_select) = crate::run({
-            let (quiet, other) = (quiet.clone(), other.clone());
-            move || {
-                let take = crate::spawn({
-                    let quiet = quiet.clone();
-                    move || quiet.take()
-                });
-                let select = crate::spawn({
-                    let (quiet, other) = (quiet.clone(), other.clone());
-                    move || select(&[&quiet, &other])
-                });
-                crate::runtime::yield_now(); // both wait now
-                assert_eq!(takers(&quiet), 2);
-                take.cancel();
-                assert!(take.join().is_err(), "the take was cancelled");
-                let left_take = takers(&quiet);
-                select.cancel();
-                assert!(select.join().is_err(), "the select was cancelled");
-                (left_take, (takers(&quiet), takers(&other)))
-            }
-        });
-        assert_eq!(left_take, 1, "the cancelled take removed its entry");
-        assert_eq!(left_select, (0, 0), "the cancelled select removed both");
-        quiet.close_incoming();
-        other.close_incoming();
-    }
+fn quiet_one() -> Ractor<(), u64> {
+    Ractor::new(|ctx: &Context<(), u64>| {
+        let _ = ctx.receive();
+    })
 }

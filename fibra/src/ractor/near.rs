@@ -19,7 +19,9 @@
 //! many senders into one receiver, or workers that each compute — on one
 //! worker they would take turns on one core.
 
-use super::{Context, Pool, Ractor, pool};
+use super::context::Context;
+use super::handle::Ractor;
+use super::pool::{self, Pool};
 
 impl Pool {
     /// Starts a Ractor running `body` on the worker that `near` runs on, so

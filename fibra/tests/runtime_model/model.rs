@@ -319,7 +319,9 @@ struct Thread {
     owed: bool,
     /// Owed an unwind, parked, when the unwinds ended: the scheduler wakes
     /// it at the end of its round, and it may run while another unwind has
-    /// begun (see [`Model::arrive`]).
+    /// begun (see [`Model::arrive`]). Until it runs: a wake that queues it
+    /// in the model (a cancel, a notification) may find it queued already,
+    /// and leave it where it was.
     woken_owed: bool,
     /// It reports next that a timed wait ended without parking (its time had
     /// passed), which it cannot before this.
@@ -730,25 +732,31 @@ impl Model {
         }
     }
 
-    /// A queued thread whose run reports nothing: a notified condvar waiter
-    /// that will find the mutex taken, or a thread owed an unwind (while
-    /// another unwinds) whose wait goes on.
-    fn silent_front(&self) -> Option<usize> {
-        let &t = self.queue.front()?;
+    /// Whether queued `t`'s run would report nothing: a notified condvar
+    /// waiter that will find the mutex taken, or a thread owed an unwind
+    /// (while another unwinds) whose wait goes on.
+    fn silent(&self, t: usize) -> bool {
         if self.unwinds_now(t) {
-            return None;
+            return false;
         }
         let relock = self.threads[t].wait == Wait::Condvar { notified: true } && self.locked;
         let owes = self.pending(t) && !self.wait_done(t);
-        (relock || owes).then_some(t)
+        relock || owes
     }
 
-    /// Runs the silent thread at the front: it queues on the mutex again, or
+    /// The queued thread at the front, if its run reports nothing.
+    fn silent_front(&self) -> Option<usize> {
+        let &t = self.queue.front()?;
+        self.silent(t).then_some(t)
+    }
+
+    /// Runs silent queued `t` (the front, or one queued earlier than the
+    /// model knows: see [`Model::arrive`]): it queues on the mutex again, or
     /// parks again, owed its unwind (a `Select` leaves its queues and joins
     /// them again, at their back, as it does after any wake-up that finds
     /// none of its operations done).
     fn run_silent(&mut self, t: usize) {
-        self.queue.pop_front();
+        self.queue.retain(|&q| q != t);
         if self.pending(t) {
             self.threads[t].owed = true;
         }
@@ -822,18 +830,31 @@ impl Model {
         variants.push(self);
         // A thread woken for its owed unwind may have run while another
         // unwind had begun, and parked again (a `Select` behind the others).
+        // So may one that a later wake queued in the model (a cancel, a
+        // notification): the scheduler may have queued it before, where the
+        // model does not know, and that wake then left it there; there, its
+        // run reports nothing if it would not at the front (`silent`).
         if variants[0].unwinding() {
             for t in 0..variants[0].threads.len() {
                 let silent = |m: &Model| {
                     let thread = &m.threads[t];
-                    thread.woken_owed && thread.run == Run::Parked && t != me
+                    let ran = match thread.run {
+                        Run::Parked => true,
+                        Run::Queued => m.silent(t),
+                        Run::Running | Run::Done => false,
+                    };
+                    thread.woken_owed && ran && t != me
                 };
                 let ran: Vec<Model> = variants
                     .iter()
                     .filter(|m| silent(m))
                     .map(|m| {
                         let mut ran = m.clone();
-                        ran.parks_again(t);
+                        if ran.threads[t].run == Run::Queued {
+                            ran.run_silent(t);
+                        } else {
+                            ran.parks_again(t);
+                        }
                         ran
                     })
                     .collect();

@@ -36,6 +36,9 @@ pub(super) const CHILD_MODE: &str = "count";
 pub(super) enum Instructions {
     /// valgrind is not installed: nothing was counted.
     NoValgrind,
+    /// valgrind cannot run this processor's programs here (an aarch64 build
+    /// under qemu-user finds the host's x86_64 valgrind): what it said.
+    OtherProcessor(String),
     /// Per in-process runtime counted, its instructions per switch, or why not.
     Counted(Vec<(&'static str, Result<f64, String>)>),
 }
@@ -46,6 +49,7 @@ impl Instructions {
     pub(super) fn cell(&self, name: &str) -> String {
         match self {
             Instructions::NoValgrind => "no valgrind".into(),
+            Instructions::OtherProcessor(_) => "not here".into(),
             Instructions::Counted(counts) => match counts.iter().find(|(n, _)| *n == name) {
                 Some((_, Ok(per_switch))) => format!("{per_switch:.1}"),
                 Some((_, Err(_))) => "failed".into(),
@@ -70,6 +74,12 @@ impl Instructions {
                  nothing was counted"
                     .into(),
             ),
+            Instructions::OtherProcessor(said) => notes.push(format!(
+                "instr/switch: not counted: the valgrind found here cannot run programs of \
+                 this processor ({}; under emulation, such as qemu-user, it is the host's \
+                 valgrind); it said: {said}",
+                std::env::consts::ARCH
+            )),
             Instructions::Counted(counts) => {
                 notes.extend(counts.iter().filter_map(|(name, result)| {
                     result
@@ -112,19 +122,30 @@ pub(super) fn count_all(ctx: &Ctx) -> Instructions {
     let Some(valgrind) = find_program("valgrind", &[]) else {
         return Instructions::NoValgrind;
     };
-    let counted = runtimes()
+    let mut counted = Vec::new();
+    for r in runtimes()
         .into_iter()
         .filter(|r| COUNTED.contains(&r.name) && ctx.wants(r.name))
-        .map(|r| {
-            progress::step(&format!(
-                "e1: counting {}'s instructions under cachegrind",
-                r.name
-            ));
-            (r.name, per_switch(ctx, &valgrind, r.name))
-        })
-        .collect();
+    {
+        progress::step(&format!(
+            "e1: counting {}'s instructions under cachegrind",
+            r.name
+        ));
+        match per_switch(ctx, &valgrind, r.name) {
+            // valgrind's words when it has no tool for the program's
+            // processor: no other runtime would fare better.
+            Err(why) if why.contains(OTHER_PROCESSOR) => {
+                return Instructions::OtherProcessor(why);
+            }
+            result => counted.push((r.name, result)),
+        }
+    }
     Instructions::Counted(counted)
 }
+
+/// What valgrind prints when it cannot run a program of another processor
+/// ("valgrind: failed to start tool 'cachegrind' for platform 'arm64-linux'").
+const OTHER_PROCESSOR: &str = "failed to start tool";
 
 /// Instructions per switch of runtime `name`, from its two counted runs.
 fn per_switch(ctx: &Ctx, valgrind: &std::path::Path, name: &str) -> Result<f64, String> {
@@ -215,5 +236,15 @@ mod tests {
         assert_eq!(none.cell("fibra"), "no valgrind");
         assert!(none.notes()[1].contains("valgrind is not installed"));
         assert!(none.records().is_empty());
+    }
+
+    #[test]
+    fn a_valgrind_for_another_processor_is_said_so() {
+        let said = "valgrind: failed to start tool 'cachegrind' for platform 'arm64-linux'";
+        let other = Instructions::OtherProcessor(said.into());
+        assert_eq!(other.cell("fibra"), "not here");
+        assert!(other.notes()[1].contains("cannot run programs of this processor"));
+        assert!(other.notes()[1].contains(said));
+        assert!(other.records().is_empty());
     }
 }

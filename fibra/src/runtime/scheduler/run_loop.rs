@@ -119,11 +119,11 @@ impl Scheduler {
                     timeout = Some(Duration::ZERO);
                 }
             }
-            let slept = self.wait_for_events(timeout);
+            let woke = self.wait_for_events(timeout);
             self.take_remote_wakes(&mut woken);
             let timers = !self.timers.borrow().is_empty();
-            if slept || timers {
-                let now = Instant::now();
+            if woke.is_some() || timers {
+                let now = woke.unwrap_or_else(Instant::now);
                 self.clock.set(now);
                 if timers {
                     self.timers.borrow_mut().expire(now, |task| self.wake(task));
@@ -235,15 +235,16 @@ impl Scheduler {
     /// a wake from another OS thread (a message between Ractors), which is far
     /// cheaper than sleeping and being woken; and it makes no `epoll_wait`
     /// that cannot sleep (an `epoll_wait` for nothing would be a system call
-    /// per turn of a busy loop). Returns whether it slept.
-    fn wait_for_events(&self, timeout: Option<Duration>) -> bool {
+    /// per turn of a busy loop). Returns when it woke, if it slept: the
+    /// clock read that measures the sleep serves the loop's clock too.
+    fn wait_for_events(&self, timeout: Option<Duration>) -> Option<Instant> {
         let blocking = timeout != Some(Duration::ZERO);
         let budget = self.spun_since.take().map_or(SPIN_BEFORE_SLEEP, |since| {
             SPIN_BEFORE_SLEEP.saturating_sub(since.elapsed())
         });
         let spin = timeout.map_or(budget, |t| t.min(budget));
         if blocking && !self.reactor.has_waiters() && self.remote.spin(spin) {
-            return false;
+            return None;
         }
         // With no timer and no socket, the loop found an `Unparker` held
         // (else it would have reported a deadlock): then the drop of the last
@@ -253,7 +254,7 @@ impl Scheduler {
         if !asleep && !self.reactor.has_waiters() {
             // Not sleeping (threads are ready, or a wake came just before),
             // and no thread waits on a socket: nothing for epoll to say.
-            return false;
+            return None;
         }
         let timeout = if asleep {
             timeout
@@ -270,12 +271,15 @@ impl Scheduler {
             .unwrap_or_else(|err| {
                 panic!("fibra: the IO reactor failed: {err}");
             });
-        if let Some(slept_at) = slept_at {
-            let nanos = u64::try_from(slept_at.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            counters.idle_nanos.add(nanos);
+        slept_at.map(|slept_at| {
+            let woke = Instant::now();
+            let slept = woke.saturating_duration_since(slept_at);
+            counters
+                .idle_nanos
+                .add(u64::try_from(slept.as_nanos()).unwrap_or(u64::MAX));
             self.remote.woke_up();
-        }
-        asleep
+            woke
+        })
     }
 
     /// Counts a pass of the loop, and keeps `clock` within
