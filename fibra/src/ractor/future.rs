@@ -8,7 +8,7 @@ use super::error::{RemoteError, TakeError};
 use super::handle::Ractor;
 use super::outbox::Taker;
 use super::outcome::Outcome;
-use super::waiters::Place;
+use crate::sync::waiters::Place;
 use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;

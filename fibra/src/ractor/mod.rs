@@ -169,7 +169,6 @@ mod outcome;
 mod pool;
 mod ports;
 mod select;
-pub(crate) mod waiters;
 
 pub use context::Context;
 pub use error::{Closed, RemoteError, SendError, TakeError};

@@ -4,9 +4,9 @@
 //! anywhere; each value goes to exactly one of them.
 
 use super::error::{Closed, TakeError};
-use super::waiters::{Place, Registration, Waiters, Watched};
 use crate::runtime::WaitReason;
 use crate::runtime::waiter::{self, Waiter};
+use crate::sync::waiters::{Place, Registration, Waiters, Watched};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
 

@@ -4,9 +4,9 @@
 
 use super::census;
 use super::error::RemoteError;
-use super::waiters::{Place, Registration, Waiters, Watched};
 use crate::runtime::WaitReason;
 use crate::runtime::waiter;
+use crate::sync::waiters::{Place, Registration, Waiters, Watched};
 use std::sync::{Mutex, PoisonError};
 
 /// The final value of a Ractor, and who waits for it.

@@ -160,6 +160,7 @@ mod owner;
 mod rwlock;
 mod semaphore;
 mod wait_group;
+pub(crate) mod waiters;
 mod waitlist;
 
 pub mod broadcast;

@@ -46,7 +46,7 @@
 
 pub use crate::sync::channel::{RecvError, SendError};
 
-use crate::ractor::waiters::{Place, Registration, Waiters, Watched};
+use super::waiters::{Place, Registration, Waiters, Watched};
 use crate::runtime::WaitReason;
 use crate::runtime::waiter;
 use crate::sync_prims::{AtomicUsize, Mutex, RwLock, RwLockReadGuard};

@@ -1,6 +1,6 @@
-//! Who waits for a Ractor's next event — its next offer, its end — all woken
-//! at once when it comes. (A [`watch`](crate::sync::watch) channel's next
-//! value is such an event too.)
+//! Who waits for an event that wakes every waiter at once: a Ractor's next
+//! offer or its end, a [`watch`](crate::sync::watch) channel's next value.
+//! (Here, beside `watch`, so that `ractor` builds on `sync` and not both ways.)
 //!
 //! A waiter may look many times before the event (a thread woken
 //! spuriously, a future polled again) and may stop waiting without it (a
@@ -59,7 +59,7 @@ impl<P: Deref<Target: Watched>> Place<P> {
         }
     }
 
-    pub(super) fn watched(&self) -> &P::Target {
+    pub(crate) fn watched(&self) -> &P::Target {
         &self.watched
     }
 
@@ -104,7 +104,7 @@ impl Waiters {
     /// Makes sure the task of `waker` is woken at the next event: updates the
     /// future's entry if it still has one, else adds one and records it in
     /// `registration`.
-    pub(super) fn register(&mut self, registration: &mut Option<Registration>, waker: &Waker) {
+    pub(crate) fn register(&mut self, registration: &mut Option<Registration>, waker: &Waker) {
         match self.entry(registration, || Waiter::Task(waker.clone())) {
             Waiter::Task(registered) => registered.clone_from(waker),
             _ => unreachable!("fibra: a future's registration names a thread's entry"),
@@ -141,7 +141,7 @@ impl Waiters {
 
     /// How many entries wait for the next event.
     #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
