@@ -75,7 +75,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         .into_iter()
         .find(|c| c.arg() == runtime)
         .ok_or(&usage)?;
-    let run = RUN.get_or_init(|| Run::new(n, limit));
+    let run = RUN.get_or_init(|| Run::new(n, limit).exiting_at_finish());
     report_panics(run);
     let parked = runtime.park(run)?;
     run.report(&parked);

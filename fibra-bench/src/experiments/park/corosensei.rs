@@ -26,7 +26,7 @@ pub fn coroutines(run: &'static Run) -> Result<Parked, String> {
         coroutines.push(coroutine);
         Ok(())
     });
-    run.parked(stopped)
+    run.finish(stopped)
 }
 
 #[cfg(test)]

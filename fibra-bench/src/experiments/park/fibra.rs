@@ -25,7 +25,7 @@ pub fn fibers(run: &'static Run) -> Result<Parked, String> {
         fibers.push(fiber);
         Ok(())
     });
-    run.parked(stopped)
+    run.finish(stopped)
 }
 
 /// Green threads of one runtime, spawned by its first one and detached (their
@@ -77,7 +77,7 @@ fn threads_of(builder: Builder, run: &'static Run) -> Result<Parked, String> {
         // One more round: the sweep at the end of the round in which the
         // last threads parked has compacted them (when the runtime compacts).
         fibra::runtime::yield_now();
-        run.parked(stopped)
+        run.finish(stopped)
     })
 }
 

@@ -27,7 +27,7 @@ pub fn coroutines(run: &'static Run) -> Result<Parked, String> {
         // Each coroutine drops its clone just before it parks, with no switch
         // between: once the group is empty, every one is parked.
         parked.wait();
-        run.parked(stopped)
+        run.finish(stopped)
     });
     spawner
         .join()

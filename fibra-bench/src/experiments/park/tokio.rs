@@ -26,7 +26,7 @@ pub fn tasks(run: &'static Run) -> Result<Parked, String> {
         while parked.load(Ordering::Relaxed) < run.created() {
             tokio::task::yield_now().await;
         }
-        run.parked(stopped)
+        run.finish(stopped)
     })
 }
 
