@@ -682,3 +682,33 @@ fn a_wait_list_outliving_its_runtime_wakes_no_thread_of_the_next() {
         assert!(matches!(joined, Err(JoinError::Cancelled)), "{joined:?}");
     });
 }
+
+/// Sets its flag when dropped.
+struct DropFlag(Rc<Cell<bool>>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.set(true);
+    }
+}
+
+#[test]
+fn a_cancelled_thread_drops_its_closure_while_its_handle_lives() {
+    // The closure and the handle's slot share one allocation: what the
+    // closure held goes when the thread ends, not when the handle does.
+    let dropped = Rc::new(Cell::new(false));
+    let flag = DropFlag(dropped.clone());
+    fibra::run(move || {
+        let stuck = fibra::spawn(move || {
+            let _flag = flag;
+            loop {
+                fibra::runtime::park(); // nothing will wake it
+            }
+        });
+        stuck.cancel();
+        fibra::runtime::yield_now(); // it starts, parks, and unwinds
+        assert!(stuck.is_finished());
+        assert!(dropped.get(), "what the closure held outlived its thread");
+        assert!(matches!(stuck.join(), Err(JoinError::Cancelled)));
+    });
+}

@@ -6,6 +6,7 @@ use super::registry::Monitor;
 use super::remote::{Errand, Remote};
 use super::remote_join::{Completion, RemoteJoinHandle};
 use super::scheduler::{self, Scheduler};
+use super::task::Body;
 use std::fmt;
 use std::sync::Arc;
 
@@ -153,7 +154,7 @@ where
             scheduler::current().remote_joins().remove(key);
             completion.finish(outcome);
         });
-        scheduler.spawn(body, None)
+        scheduler.spawn(Body::Boxed(body), None)
     });
 }
 

@@ -3,7 +3,7 @@
 
 use super::green_local::run_thread;
 use super::scheduler::{self, Cancelled, Options, RuntimeId, Scheduler};
-use super::task::{Body, TaskId};
+use super::task::{Body, Joined, Start, TaskId};
 use super::wait::WaitReason;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -52,8 +52,8 @@ where
 /// # Panics
 ///
 /// Outside a runtime.
-pub(crate) fn spawn_detached(body: Body) -> u64 {
-    scheduler::current().spawn(body, None).serial
+pub(crate) fn spawn_detached(body: Box<dyn FnOnce(io::Result<()>)>) -> u64 {
+    scheduler::current().spawn(Body::Boxed(body), None).serial
 }
 
 /// [`spawn`] on `scheduler`, with what a [`ThreadBuilder`](super::ThreadBuilder)
@@ -95,28 +95,27 @@ where
     T: 'a,
     E: 'a,
 {
-    let slot = Rc::new(Slot {
-        outcome: RefCell::new(None),
-        joiner: Cell::new(None),
+    let spawned = Rc::new(Spawned {
+        slot: Slot {
+            outcome: RefCell::new(None),
+            joiner: Cell::new(None),
+        },
+        work: Cell::new(Some((f, until_ended))),
     });
-    let done = slot.clone();
-    let body: Box<dyn FnOnce(io::Result<()>) + 'a> = Box::new(move |started: io::Result<()>| {
-        let until_ended = until_ended;
-        let done = done;
-        let outcome = outcome(started, f, || Rc::strong_count(&done) == 1);
-        *done.outcome.borrow_mut() = Some(outcome);
-        if let Some(joiner) = done.joiner.take() {
-            scheduler::current().wake(joiner);
-        }
-        // The value, if nobody holds the handle, then `until_ended`.
-        drop(done);
-        drop(until_ended);
-    });
-    // SAFETY: only the lifetime of the boxed closure changes, not its type or
-    // layout; what it borrows stays alive for as long as it may run or be
-    // dropped, as the caller promised.
-    let body = unsafe { std::mem::transmute::<Box<dyn FnOnce(io::Result<()>) + 'a>, Body>(body) };
-    let task = scheduler.spawn(body, options);
+    let slot: Rc<dyn HasSlot<T> + 'a> = spawned.clone();
+    let start: Rc<dyn Start + 'a> = spawned;
+    // SAFETY: only the lifetimes of the trait objects change, not their types
+    // or layouts; what they borrow stays alive for as long as it may run or
+    // be dropped, as the caller promised (the handle's `slot` reaches only
+    // the slot: the closure and `until_ended` have left the allocation by the
+    // time the thread has run or its body was dropped).
+    let (start, slot) = unsafe {
+        (
+            std::mem::transmute::<Rc<dyn Start + 'a>, Rc<dyn Start>>(start),
+            std::mem::transmute::<Rc<dyn HasSlot<T> + 'a>, Rc<dyn HasSlot<T>>>(slot),
+        )
+    };
+    let task = scheduler.spawn(Body::Joined(Joined(Some(start))), options);
     JoinHandle {
         runtime: scheduler.id(),
         task,
@@ -159,9 +158,53 @@ pub(super) fn outcome<T>(
     }
 }
 
+/// Where a green thread's outcome waits for its handle, and who waits for it.
 struct Slot<T> {
     outcome: RefCell<Option<Result<T, JoinError>>>,
     joiner: Cell<Option<TaskId>>,
+}
+
+/// A spawned thread's one allocation (two boxes before: a spawn that outpaces
+/// the joins pays the allocator for each block it holds): the slot its
+/// handle reads, and until the thread starts, its closure and what it holds
+/// to its end (`spawn_unchecked`'s `until_ended`).
+struct Spawned<T, W> {
+    slot: Slot<T>,
+    work: Cell<Option<W>>,
+}
+
+/// The slot of a [`Spawned`], whatever its closure: what a handle holds.
+trait HasSlot<T> {
+    fn slot(&self) -> &Slot<T>;
+}
+
+impl<T, W> HasSlot<T> for Spawned<T, W> {
+    fn slot(&self) -> &Slot<T> {
+        &self.slot
+    }
+}
+
+impl<F, T, E> Start for Spawned<T, (F, E)>
+where
+    F: FnOnce() -> T,
+{
+    fn start(self: Rc<Self>, started: io::Result<()>) {
+        let Some((f, until_ended)) = self.work.take() else {
+            unreachable!("fibra: a green thread started twice")
+        };
+        let outcome = outcome(started, f, || Rc::strong_count(&self) == 1);
+        *self.slot.outcome.borrow_mut() = Some(outcome);
+        if let Some(joiner) = self.slot.joiner.take() {
+            scheduler::current().wake(joiner);
+        }
+        // The value, if nobody holds the handle, then `until_ended`.
+        drop(self);
+        drop(until_ended);
+    }
+
+    fn discard(&self) {
+        drop(self.work.take());
+    }
 }
 
 /// Owns the right to wait for a green thread and take what it returned.
@@ -199,7 +242,7 @@ struct Slot<T> {
 pub struct JoinHandle<T> {
     runtime: RuntimeId,
     task: TaskId,
-    slot: Rc<Slot<T>>,
+    slot: Rc<dyn HasSlot<T>>,
 }
 
 impl<T> JoinHandle<T> {
@@ -219,14 +262,14 @@ impl<T> JoinHandle<T> {
     pub(super) fn wait(&self) -> Result<T, JoinError> {
         let scheduler = scheduler::current_if(self.runtime);
         loop {
-            if let Some(outcome) = self.slot.outcome.borrow_mut().take() {
+            if let Some(outcome) = self.slot.slot().outcome.borrow_mut().take() {
                 return outcome;
             }
             let Some(scheduler) = &scheduler else {
                 // Its runtime has ended, and with it the thread.
                 return Err(JoinError::Cancelled);
             };
-            self.slot.joiner.set(Some(scheduler.running()));
+            self.slot.slot().joiner.set(Some(scheduler.running()));
             scheduler.park_on(WaitReason::Join {
                 thread: self.task.serial,
             });
@@ -241,7 +284,7 @@ impl<T> JoinHandle<T> {
     /// Whether the thread has finished (returned, panicked or been cancelled,
     /// which the end of its runtime does).
     pub fn is_finished(&self) -> bool {
-        self.slot.outcome.borrow().is_some() || !scheduler::is_current(self.runtime)
+        self.slot.slot().outcome.borrow().is_some() || !scheduler::is_current(self.runtime)
     }
 
     /// Cancels the thread (Ruby's `Thread#kill`): the next time it blocks, or at
@@ -270,7 +313,7 @@ impl<T> JoinHandle<T> {
     /// never runs again, its stack is leaked and its destructors do not run —
     /// and `join` returns the same cancelled `JoinError`.
     pub fn cancel(&self) {
-        if self.slot.outcome.borrow().is_some() {
+        if self.slot.slot().outcome.borrow().is_some() {
             return;
         }
         let Some(scheduler) = scheduler::current_if(self.runtime) else {
@@ -280,8 +323,8 @@ impl<T> JoinHandle<T> {
         };
         if scheduler.cancel(self.task) {
             // Abandoned: it will never say it finished, so say it here.
-            *self.slot.outcome.borrow_mut() = Some(Err(JoinError::Cancelled));
-            if let Some(joiner) = self.slot.joiner.take() {
+            *self.slot.slot().outcome.borrow_mut() = Some(Err(JoinError::Cancelled));
+            if let Some(joiner) = self.slot.slot().joiner.take() {
                 scheduler.wake(joiner);
             }
         }

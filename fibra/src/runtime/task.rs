@@ -56,7 +56,52 @@ pub(super) enum State {
 /// What a green thread runs. It is told whether it got a stack: `Ok` on its
 /// own fiber; `Err` on the scheduler's stack, when none could be had, so that
 /// it can report the failure to its joiner instead of vanishing.
-pub(crate) type Body = Box<dyn FnOnce(io::Result<()>)>;
+pub(crate) enum Body {
+    /// A closure: a Ractor's, boxed by its creator on another OS thread.
+    Boxed(Box<dyn FnOnce(io::Result<()>)>),
+    /// A thread with a [`JoinHandle`](super::JoinHandle): its closure and
+    /// the slot its handle reads, in one allocation (see `join.rs`).
+    Joined(Joined),
+}
+
+impl Body {
+    /// A body that does nothing, and costs no allocation: what stands in
+    /// the task for a body taken out to run.
+    pub(super) fn empty() -> Body {
+        Body::Boxed(Box::new(|_| {}))
+    }
+
+    /// Runs the thread's code (see [`Body`] for `started`).
+    pub(super) fn run(self, started: io::Result<()>) {
+        match self {
+            Body::Boxed(f) => f(started),
+            Body::Joined(mut joined) => match joined.0.take() {
+                Some(start) => start.start(started),
+                None => unreachable!("fibra: a green thread's body ran twice"),
+            },
+        }
+    }
+}
+
+/// A spawned thread's shared allocation, seen from the scheduler: run once
+/// with [`Start::start`], or, if the thread never runs, its closure dropped
+/// by [`Start::discard`] when its body is (the slot lives on while a handle
+/// holds it).
+pub(crate) trait Start {
+    fn start(self: Rc<Self>, started: io::Result<()>);
+    fn discard(&self);
+}
+
+/// [`Body::Joined`]'s allocation; dropping it unrun drops the closure then.
+pub(crate) struct Joined(pub(super) Option<Rc<dyn Start>>);
+
+impl Drop for Joined {
+    fn drop(&mut self) {
+        if let Some(start) = self.0.take() {
+            start.discard();
+        }
+    }
+}
 
 /// A green thread's code: a closure until it first runs, then a fiber.
 ///

@@ -8,7 +8,7 @@
 use super::Scheduler;
 use super::deadlock::Deadlock;
 use crate::fiber::Step;
-use crate::runtime::task::{Code, State, TaskId};
+use crate::runtime::task::{Body, Code, State, TaskId};
 use crate::stack::Stack;
 use crate::{Fiber, stack};
 use std::io;
@@ -158,9 +158,7 @@ impl Scheduler {
             let fiber = match &mut entry.code {
                 Code::Started(fiber) => fiber.clone(),
                 Code::Unstarted(body) => {
-                    // A closure that captures nothing takes no allocation to
-                    // box: this placeholder is free.
-                    let body = std::mem::replace(body, Box::new(|_| {}));
+                    let body = std::mem::replace(body, Body::empty());
                     let own_size = if entry.has_options {
                         self.options.borrow()[&task.serial].stack_size
                     } else {
@@ -169,7 +167,7 @@ impl Scheduler {
                     let size = own_size.unwrap_or(self.stack_size);
                     match Stack::new(size) {
                         Ok(stack) => {
-                            let fiber = Fiber::on_stack(stack, move |_, ()| body(Ok(())));
+                            let fiber = Fiber::on_stack(stack, move |_, ()| body.run(Ok(())));
                             let fiber = Rc::new(fiber);
                             entry.code = Code::Started(fiber.clone());
                             fiber
@@ -189,7 +187,7 @@ impl Scheduler {
                                 ),
                                 None => err,
                             };
-                            body(Err(err));
+                            body.run(Err(err));
                             return;
                         }
                     }
