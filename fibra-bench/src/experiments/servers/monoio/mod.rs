@@ -21,6 +21,7 @@ use monoio::buf::IoBufMut;
 use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
 use monoio::net::{ListenerOpts, TcpListener, TcpStream};
 use std::borrow::Cow;
+use std::convert::Infallible;
 use std::io::{self, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::mpsc::{self, Sender};
@@ -77,11 +78,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
     writeln!(stdout, "listening on {addr}")
         .and_then(|()| stdout.flush())
         .map_err(|e| e.to_string())?;
-    // A core stops serving only on an error, which ends the server.
-    match listening() {
-        Ok(addr) => Err(format!("a listener too many, on {addr}")),
-        Err(why) => Err(why),
-    }
+    // Each core said it listens, once: what comes next is a core that
+    // stopped serving, on an error, which ends the server.
+    Err(match listening() {
+        Ok(addr) => format!("a core listened twice, on {addr}"),
+        Err(why) => why,
+    })
 }
 
 /// Starts core `core`'s thread: a runtime serving a listener on `addr`, which
@@ -98,8 +100,8 @@ fn start_core(
             let stopped = monoio_runtime::runtime()
                 .and_then(|mut runtime| runtime.block_on(serve(addr, work, &events)));
             let why = match stopped {
-                Ok(()) => "stopped".to_string(),
-                Err(e) => e.to_string(),
+                Ok(never) => match never {},
+                Err(e) => e,
             };
             // The main thread may have ended the process already.
             let _ = events.send(Event::Stopped(format!("core {core}'s server: {why}")));
@@ -110,7 +112,7 @@ fn start_core(
 
 /// Listens on `addr` beside the other cores' listeners, says where on
 /// `events`, and serves each connection accepted in a task of its own.
-async fn serve(addr: SocketAddr, work: Work, events: &Sender<Event>) -> io::Result<()> {
+async fn serve(addr: SocketAddr, work: Work, events: &Sender<Event>) -> io::Result<Infallible> {
     let listener = TcpListener::bind_with_config(addr, &ListenerOpts::new().reuse_port(true))?;
     // The main thread waits for this.
     let _ = events.send(Event::Listening(listener.local_addr()?));
