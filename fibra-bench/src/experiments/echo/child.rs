@@ -1,9 +1,9 @@
 //! The echo's child program, `fibra-bench --child echo <C> <R> <B> <RUNTIME>`
-//! (RUNTIME: `fibra`, `tokio` or `may`): the echo on that runtime in a process
-//! of its own, as Go's, printing the echo line of peers/README.md with the
-//! process's CPU time over the round trips.
+//! (RUNTIME: `fibra`, `tokio`, `may` or `monoio`): the echo on that runtime in
+//! a process of its own, as Go's, printing the echo line of peers/README.md
+//! with the process's CPU time over the round trips.
 
-use super::{Size, fibra, may, tokio};
+use super::{Size, fibra, may, monoio, tokio};
 use crate::experiments::limits;
 use crate::peers::protocol::count;
 use std::io;
@@ -13,10 +13,11 @@ use std::time::Duration;
 type Echo = fn(Size) -> io::Result<(Duration, Duration)>;
 
 /// The runtimes the child runs, by the name its last argument gives.
-const RUNTIMES: [(&str, Echo); 3] = [
+const RUNTIMES: [(&str, Echo); 4] = [
     ("fibra", fibra::echo),
     ("tokio", tokio::echo),
     ("may", may::echo),
+    ("monoio", monoio::echo),
 ];
 
 pub fn main(args: &[String]) -> Result<(), String> {
@@ -37,7 +38,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
 /// least 1.
 fn parse_args(args: &[String]) -> Result<(Size, Echo), String> {
     let usage = || {
-        "usage: fibra-bench --child echo <C> <R> <B> fibra|tokio|may   (each count >= 1)"
+        "usage: fibra-bench --child echo <C> <R> <B> fibra|tokio|may|monoio   (each count >= 1)"
             .to_string()
     };
     let [connections, round_trips, bytes, runtime] = args else {
@@ -68,7 +69,7 @@ mod tests {
 
     #[test]
     fn parses_connections_round_trips_bytes_and_the_runtime() {
-        for (k, runtime) in ["fibra", "tokio", "may"].into_iter().enumerate() {
+        for (k, runtime) in ["fibra", "tokio", "may", "monoio"].into_iter().enumerate() {
             let (size, echo) = parse_args(&args(&format!("1000 200 64 {runtime}"))).unwrap();
             assert_eq!(
                 (size.connections, size.round_trips, size.bytes),

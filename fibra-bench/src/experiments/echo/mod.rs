@@ -4,12 +4,13 @@
 //! small message (write it, read it back whole). The rate is round trips per
 //! second, and the cost is the process's CPU time per round trip. Connections
 //! are opened before the clocks start. Every runtime runs in a process of its
-//! own (fibra's, tokio's and may's as [`child`]), so that each one's CPU time
-//! is read the same way: by the process itself, over its round trips.
+//! own (fibra's, tokio's, may's and monoio's as [`child`]), so that each one's
+//! CPU time is read the same way: by the process itself, over its round trips.
 
 mod child;
 mod fibra;
 mod may;
+mod monoio;
 mod tokio;
 
 use super::rates::{self, Plan, Runner, Runtime};
@@ -41,7 +42,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
     ],
     run,
-    // The echo on fibra, tokio or may, in a process of its own.
+    // The echo on fibra, tokio, may or monoio, in a process of its own.
     child: Some(child::main),
 };
 
@@ -96,6 +97,13 @@ fn runtimes() -> Vec<Runtime<Size, Echoed>> {
             how: "may::net sockets, a may coroutine per connection on each side, one worker \
                   (set_workers(1))",
             runner: Runner::Mode(Launcher::Child(EXPERIMENT.name), "may"),
+        },
+        Runtime {
+            name: "monoio",
+            how: "one monoio runtime on its io_uring driver (built without its epoll \
+                  fallback: no io_uring, no row): monoio::net sockets with owned buffers, a \
+                  task per connection on each side",
+            runner: Runner::Mode(Launcher::Child(EXPERIMENT.name), "monoio"),
         },
     ]
 }
@@ -318,5 +326,25 @@ mod tests {
             // At most what the whole test process has spent so far.
             assert!(cpu <= cpu::of_this_process());
         }
+    }
+
+    /// Where the kernel refuses io_uring (a container's seccomp profile, or
+    /// `kernel.io_uring_disabled`), the test says so and checks nothing: the
+    /// benchmark's row fails there with the same reason.
+    #[test]
+    fn monoio_echoes_on_io_uring_and_reads_its_cpu_time() {
+        if let Err(why) = crate::experiments::monoio_runtime::runtime() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let size = Size {
+            connections: 20,
+            round_trips: 5,
+            bytes: 64,
+        };
+        crate::experiments::limits::raise_open_files(2 * size.connections as u64 + 64).unwrap();
+        let (wall, cpu) = monoio::echo(size).unwrap();
+        assert!(wall > Duration::ZERO);
+        assert!(cpu <= cpu::of_this_process());
     }
 }

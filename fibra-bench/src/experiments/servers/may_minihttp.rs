@@ -1,5 +1,5 @@
 //! The may_minihttp server, run as `fibra-bench --child http-throughput
-//! --port N --fib N --sleep-ms MS` (the contract of [`super`]):
+//! may_minihttp --port N --fib N --sleep-ms MS` (the contract of [`super`]):
 //! may_minihttp, the Rust entry that leads TechEmpower's plaintext test, on
 //! may's coroutines with a worker thread per core, a coroutine per
 //! connection, as its TechEmpower entry runs it. `/io` sleeps the coroutine;
@@ -51,7 +51,7 @@ impl HttpService for Routes {
 /// Parses the arguments, listens, says where, and serves until killed.
 pub fn main(args: &[String]) -> Result<(), String> {
     let args = Args::try_parse_from(
-        std::iter::once("fibra-bench --child http-throughput")
+        std::iter::once("fibra-bench --child http-throughput may_minihttp")
             .chain(args.iter().map(String::as_str)),
     )
     .map_err(|e| e.to_string())?;

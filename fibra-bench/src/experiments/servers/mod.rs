@@ -1,13 +1,14 @@
 //! The HTTP servers that E4, `http-throughput` and `https-throughput`
 //! measure: fibra-http's `seed-server` example in both its modes, tokio with
-//! hyper, may_minihttp, Go's net/http, and Ruby threads and Ractors. Each is a
-//! process of its own that follows one contract (peers/README.md): `--port N
-//! --fib N --sleep-ms MS` (and `--cert FILE --key FILE` for HTTPS, where it
-//! speaks it), one line `listening on 127.0.0.1:PORT`, then the routes `/io`,
-//! `/cpu`, `/io-cpu` and `/hello` until it is killed.
+//! hyper, may_minihttp, monoio, Go's net/http, and Ruby threads and Ractors.
+//! Each is a process of its own that follows one contract (peers/README.md):
+//! `--port N --fib N --sleep-ms MS` (and `--cert FILE --key FILE` for HTTPS,
+//! where it speaks it), one line `listening on 127.0.0.1:PORT`, then the
+//! routes `/io`, `/cpu`, `/io-cpu` and `/hello` until it is killed.
 
 pub mod hyper;
 pub mod may_minihttp;
+pub mod monoio;
 
 use crate::ctx::Ctx;
 use crate::experiments::Section;
@@ -97,7 +98,8 @@ struct Server {
     name: &'static str,
     how: &'static str,
     launcher: Launcher,
-    /// Arguments before the contract's: the fibra example's mode.
+    /// Arguments before the contract's: the fibra example's mode, or which
+    /// server http-throughput's child program runs.
     args: &'static [&'static str],
     uses: &'static [Use],
 }
@@ -150,9 +152,21 @@ fn servers() -> Vec<Server> {
             how: "may_minihttp on may's coroutines (a worker thread per core), a coroutine \
                   per connection, as in TechEmpower's plaintext test",
             launcher: Launcher::Child("http-throughput"),
-            args: &[],
+            args: &["may_minihttp"],
             // It keeps every connection open, HTTP/1.0 ones too, and ab
             // waits for the close; nor does it speak TLS.
+            uses: &[Use::Plain],
+        },
+        Server {
+            name: "monoio",
+            how: "monoio thread-per-core, as monoio's own benchmark servers run it: a \
+                  runtime on the io_uring driver per core (no epoll fallback), each with its \
+                  own SO_REUSEPORT listener on the port, a task per connection (threads not \
+                  pinned to cores, as no other server's are); httparse, the answers to one \
+                  read's requests in one owned-buffer write",
+            launcher: Launcher::Child("http-throughput"),
+            args: &["monoio"],
+            // Asked for in http-throughput alone; it speaks no TLS.
             uses: &[Use::Plain],
         },
         Server {

@@ -3,8 +3,8 @@
 //! deep, as TechEmpower's plaintext test runs: a server that answers a batch
 //! in one write is no longer held to a round trip a request.
 
-use super::super::Experiment;
 use super::super::servers::{self, Use};
+use super::super::{Child, Experiment};
 use super::{Plan, Requests, measure};
 use crate::chart::Chart;
 use crate::ctx::Ctx;
@@ -45,10 +45,28 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
     ],
     run,
-    // may_minihttp's server: may runs only in a child process. The tokio
-    // server is E4's child program.
-    child: Some(servers::may_minihttp::main),
+    // may_minihttp's server (may runs only in a child process) and monoio's
+    // (a runtime per core). The tokio server is E4's child program.
+    child: Some(child),
 };
+
+/// The child program, `fibra-bench --child http-throughput <SERVER> --port N
+/// --fib N --sleep-ms MS`: the server SERVER on the contract of
+/// [`servers`].
+fn child(args: &[String]) -> Result<(), String> {
+    const SERVERS: [(&str, Child); 2] = [
+        ("may_minihttp", servers::may_minihttp::main),
+        ("monoio", servers::monoio::main),
+    ];
+    let usage = || {
+        "usage: fibra-bench --child http-throughput may_minihttp|monoio [--port N] [--fib N] \
+         [--sleep-ms MS]"
+            .to_string()
+    };
+    let (name, contract) = args.split_first().ok_or_else(usage)?;
+    let (_, main) = SERVERS.iter().find(|(n, _)| n == name).ok_or_else(usage)?;
+    main(contract)
+}
 
 /// TechEmpower's pipelining depth in its plaintext test.
 const DEPTH: usize = 16;
@@ -77,4 +95,27 @@ fn run(ctx: &Ctx) -> Section {
         None,
         &[keep_alive, pipelined],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_child_runs_a_server_it_names() {
+        let args = |line: &str| {
+            line.split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        for bad in ["", "go --port 0", "--port 0", "hyper"] {
+            let err = child(&args(bad)).unwrap_err();
+            assert!(err.starts_with("usage: "), "{bad:?}: {err}");
+        }
+        // The server's own parser refuses a bad contract before it listens.
+        for server in ["may_minihttp", "monoio"] {
+            let err = child(&args(&format!("{server} --fib many"))).unwrap_err();
+            assert!(err.contains("--fib"), "{server}: {err}");
+        }
+    }
 }
