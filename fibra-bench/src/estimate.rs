@@ -8,26 +8,28 @@ use crate::ctx::Level;
 use std::time::{Duration, Instant};
 
 /// Seconds each experiment takes at the default level and with `--quick`, on
-/// the project's 2-core AMD EPYC VM with every peer installed. No quiet run
-/// has timed each experiment yet (the runs print what each took, to correct
-/// these by): each is worked out from its runs' count and length and the
-/// rates of the last quiet runs (docs/report/), the fixed lengths (wrk's
-/// runs, sleeps, time limits) as they are; the `--quick` ones more roughly.
+/// the project's 2-core AMD EPYC VM with every peer installed. The default
+/// ones are what each experiment took in the quiet default run of 2026-11-26
+/// (21:05 UTC; each run prints what each experiment took, to correct these
+/// by), with park-scale's cut to its creating (its children no longer tear
+/// down what they made) and monoio's rows added to echo and http-throughput;
+/// the `--quick` ones are worked out more roughly from their runs' count and
+/// length.
 const SECONDS: &[(&str, u64, u64)] = &[
     // (experiment, default, --quick)
-    ("e1", 85, 40),
-    ("e2", 25, 10),
-    ("e3", 50, 45),
-    ("e4", 65, 30),
-    ("spawn", 15, 5),
-    ("echo", 25, 8),
+    ("e1", 90, 40),
+    ("e2", 10, 10),
+    ("e3", 60, 45),
+    ("e4", 85, 30),
+    ("spawn", 10, 5),
+    ("echo", 27, 8),
     ("http-throughput", 85, 65),
-    ("https-throughput", 36, 28),
-    ("ractor-pingpong", 45, 15),
-    ("ractor-fanin", 22, 15),
-    ("ractor-scale", 30, 25),
-    ("park-scale", 75, 20),
-    ("fs", 20, 10),
+    ("https-throughput", 33, 28),
+    ("ractor-pingpong", 41, 15),
+    ("ractor-fanin", 10, 8),
+    ("ractor-scale", 16, 12),
+    ("park-scale", 100, 20),
+    ("fs", 6, 5),
 ];
 
 /// How long the experiment called `name` takes at `level`; `None` for
