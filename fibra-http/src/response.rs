@@ -181,10 +181,11 @@ impl From<()> for Body {
 
 /// A response with this status and an empty body.
 impl From<StatusCode> for Response {
+    #[inline]
     fn from(status: StatusCode) -> Response {
         Response {
             status,
-            headers: HeaderMap::new(),
+            headers: crate::header_maps::take(),
             body: Body::from(()),
         }
     }
@@ -198,6 +199,7 @@ impl Response {
     ///
     /// If `status` is not a three-digit code (100–999). A handler that panics
     /// gets its client a `500`.
+    #[inline]
     pub fn new(status: u16) -> Response {
         Response::from(status_code(status))
     }
@@ -253,6 +255,7 @@ impl Response {
     /// Adds a `Content-Type` made at compile time: for the typed
     /// constructors, which so skip [`with_header`](Self::with_header)'s
     /// checks of a name and value known to be valid.
+    #[inline]
     fn with_content_type(mut self, value: HeaderValue) -> Response {
         self.headers.append(header::CONTENT_TYPE, value);
         self
@@ -329,15 +332,15 @@ impl Response {
 
     /// Whether the handler asked for the connection to close after this.
     pub(crate) fn wants_close(&self) -> bool {
-        self.headers
-            .get_all(header::CONNECTION)
-            .iter()
-            .any(|value| {
-                value
+        // A look at each header costs less than hashing the name for the
+        // few headers a response has.
+        self.headers.iter().any(|(name, value)| {
+            name == header::CONNECTION
+                && value
                     .as_bytes()
                     .split(|&b| b == b',')
                     .any(|option| option.trim_ascii().eq_ignore_ascii_case(b"close"))
-            })
+        })
     }
 
     /// Writes the status line and headers, ending with the blank line. The
@@ -383,7 +386,10 @@ impl Response {
         out.extend_from_slice(b"\r\n");
     }
 
+    /// The body; the header map is kept for the next response on this
+    /// thread (the head has been written).
     pub(crate) fn into_body(self) -> Body {
+        crate::header_maps::give_back(self.headers);
         self.body
     }
 }
