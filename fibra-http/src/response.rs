@@ -346,10 +346,13 @@ impl Response {
     /// Writes the status line and headers, ending with the blank line. The
     /// caller says how the body is framed.
     pub(crate) fn write_head(&self, out: &mut Vec<u8>, framing: Framing, keep_alive: KeepAlive) {
+        let code = self.status();
+        // Three digits (a `StatusCode` is 100–999), written as one piece.
+        let digits = [100, 10, 1].map(|unit| b'0' + (code / unit % 10) as u8);
         out.extend_from_slice(b"HTTP/1.1 ");
-        push_decimal(out, self.status().into());
+        out.extend_from_slice(&digits);
         out.push(b' ');
-        out.extend_from_slice(status::reason(self.status()).as_bytes());
+        out.extend_from_slice(status::reason(code).as_bytes());
         out.extend_from_slice(b"\r\ndate: ");
         crate::date::push_now(out);
         out.extend_from_slice(b"\r\n");
