@@ -207,13 +207,13 @@ impl Response {
     /// `200 OK` with a `text/plain; charset=utf-8` body.
     pub fn text(body: impl Into<Body>) -> Response {
         const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
-        Response::new(200).with_content_type(TEXT).with_body(body)
+        Response::typed(TEXT, body.into())
     }
 
     /// `200 OK` with a `text/html; charset=utf-8` body.
     pub fn html(body: impl Into<Body>) -> Response {
         const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
-        Response::new(200).with_content_type(HTML).with_body(body)
+        Response::typed(HTML, body.into())
     }
 
     /// `200 OK` with an `application/json` body (another status with
@@ -221,7 +221,7 @@ impl Response {
     /// `Response::json_value` writes a value as JSON).
     pub fn json(body: impl Into<Body>) -> Response {
         const JSON: HeaderValue = HeaderValue::from_static("application/json");
-        Response::new(200).with_content_type(JSON).with_body(body)
+        Response::typed(JSON, body.into())
     }
 
     /// Adds a header (a name may be added more than once).
@@ -252,13 +252,19 @@ impl Response {
         self
     }
 
-    /// Adds a `Content-Type` made at compile time: for the typed
+    /// `200 OK` with a `Content-Type` made at compile time: for the typed
     /// constructors, which so skip [`with_header`](Self::with_header)'s
-    /// checks of a name and value known to be valid.
+    /// checks of a name and value known to be valid, and build the response
+    /// in place.
     #[inline]
-    fn with_content_type(mut self, value: HeaderValue) -> Response {
-        self.headers.append(header::CONTENT_TYPE, value);
-        self
+    fn typed(content_type: HeaderValue, body: Body) -> Response {
+        let mut headers = crate::header_maps::take();
+        headers.append(header::CONTENT_TYPE, content_type);
+        Response {
+            status: StatusCode::OK,
+            headers,
+            body,
+        }
     }
 
     /// Replaces the body.
