@@ -353,11 +353,13 @@ impl Response {
     /// caller says how the body is framed.
     pub(crate) fn write_head(&self, out: &mut Vec<u8>, framing: Framing, keep_alive: KeepAlive) {
         let code = self.status();
-        // Three digits (a `StatusCode` is 100–999), written as one piece.
-        let digits = [100, 10, 1].map(|unit| b'0' + (code / unit % 10) as u8);
-        out.extend_from_slice(b"HTTP/1.1 ");
-        out.extend_from_slice(&digits);
-        out.push(b' ');
+        // The code's three digits (a `StatusCode` is 100–999) go in with the
+        // line's start, as one piece.
+        let mut start = *b"HTTP/1.1 000 ";
+        for (at, unit) in [(9, 100), (10, 10), (11, 1)] {
+            start[at] = b'0' + (code / unit % 10) as u8;
+        }
+        out.extend_from_slice(&start);
         out.extend_from_slice(status::reason(code).as_bytes());
         out.extend_from_slice(b"\r\ndate: ");
         crate::date::push_now(out);
@@ -378,11 +380,7 @@ impl Response {
             out.extend_from_slice(b"\r\n");
         }
         match framing {
-            Framing::Length(n) => {
-                out.extend_from_slice(b"content-length: ");
-                push_decimal(out, n as u64);
-                out.extend_from_slice(b"\r\n");
-            }
+            Framing::Length(n) => push_content_length(out, n as u64),
             Framing::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
             Framing::UntilClose | Framing::None => {}
         }
@@ -451,20 +449,24 @@ fn status_code(status: u16) -> StatusCode {
     }
 }
 
-/// Appends `n` in decimal.
-pub(crate) fn push_decimal(out: &mut Vec<u8>, n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
+/// Appends the field `content-length: N\r\n`, written as one piece.
+pub(crate) fn push_content_length(out: &mut Vec<u8>, n: u64) {
+    const NAME: &[u8] = b"content-length: ";
+    let mut field = [0u8; NAME.len() + 20 + 2];
+    let mut at = field.len() - 2;
+    field[at..].copy_from_slice(b"\r\n");
     let mut n = n;
     loop {
         at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
+        field[at] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    out.extend_from_slice(&digits[at..]);
+    at -= NAME.len();
+    field[at..at + NAME.len()].copy_from_slice(NAME);
+    out.extend_from_slice(&field[at..]);
 }
 
 #[cfg(test)]
@@ -472,11 +474,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn decimals() {
+    fn content_lengths() {
         for n in [0u64, 7, 10, 1234567890, u64::MAX] {
             let mut out = Vec::new();
-            push_decimal(&mut out, n);
-            assert_eq!(out, n.to_string().as_bytes());
+            push_content_length(&mut out, n);
+            assert_eq!(out, format!("content-length: {n}\r\n").as_bytes());
+        }
+    }
+
+    #[test]
+    fn status_lines() {
+        for (status, line) in [
+            (200, "HTTP/1.1 200 OK\r\n"),
+            (101, "HTTP/1.1 101 Switching Protocols\r\n"),
+            (404, "HTTP/1.1 404 Not Found\r\n"),
+            (599, "HTTP/1.1 599 \r\n"),
+            (999, "HTTP/1.1 999 \r\n"),
+        ] {
+            let mut out = Vec::new();
+            Response::new(status).write_head(&mut out, Framing::None, KeepAlive::Implied);
+            assert!(out.starts_with(line.as_bytes()), "{status}");
         }
     }
 
