@@ -53,11 +53,16 @@ mod tests {
         push_now(&mut out);
         let after = SystemTime::now();
         let sent = httpdate::parse_http_date(std::str::from_utf8(&out).unwrap()).unwrap();
-        let whole = |t: SystemTime| UNIX_EPOCH + Duration::from_secs(t.duration_since(UNIX_EPOCH).unwrap().as_secs());
+        let whole = |t: SystemTime| {
+            UNIX_EPOCH + Duration::from_secs(t.duration_since(UNIX_EPOCH).unwrap().as_secs())
+        };
         assert!(whole(before) <= sent && sent <= whole(after), "{sent:?}");
         CACHE.with(|cache| {
             let cache = cache.borrow();
-            assert_eq!(cache.until.duration_since(cache.from).unwrap(), Duration::from_secs(1));
+            assert_eq!(
+                cache.until.duration_since(cache.from).unwrap(),
+                Duration::from_secs(1)
+            );
             assert_eq!(httpdate::parse_http_date(&cache.text).unwrap(), cache.from);
         });
     }
