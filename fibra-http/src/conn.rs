@@ -118,7 +118,8 @@ struct Conn<'a, T> {
     /// Responses not yet written.
     out: Vec<u8>,
     /// When the request being read must have arrived whole, body included
-    /// (`whole_request_timeout` from its first byte).
+    /// (`whole_request_timeout` from its first byte); set for a request
+    /// whose head had to be waited for, or that has a body.
     deadline: Instant,
     request: Request,
     /// What runs on the connection once the response switching protocols
@@ -175,16 +176,12 @@ impl<'a, T: Transport> Conn<'a, T> {
     /// Reads and parses the next request's head into `self.request`.
     fn read_head(&mut self) -> Result<Head, Stop> {
         let max_headers = self.limits.max_headers.min(Limits::MAX_HEADERS);
-        // Set once a request has begun to arrive: its head must be complete
-        // by then (a client that trickles it in is a slowloris).
+        // Set once a request has begun to arrive and must be waited for: its
+        // head must be complete by then (a client that trickles it in is a
+        // slowloris). A head that arrived whole needs no clock read.
         let mut head_deadline = None;
         loop {
             if self.start < self.end {
-                if head_deadline.is_none() {
-                    let now = Instant::now();
-                    self.deadline = now + self.limits.whole_request_timeout;
-                    head_deadline = Some(self.deadline.min(now + self.limits.request_timeout));
-                }
                 // Left uninitialised: the parser writes the fields it fills,
                 // and zeroing the whole table per request costs more than
                 // parsing a small head.
@@ -201,7 +198,13 @@ impl<'a, T: Transport> Conn<'a, T> {
                         if !self.request.has_valid_target() {
                             return Err(Stop::Reject(400, "malformed request target"));
                         }
-                        return analyse(&self.request, self.limits);
+                        let head = analyse(&self.request, self.limits)?;
+                        if head_deadline.is_none() && !matches!(head.body, BodyFraming::None) {
+                            // The head came whole: the body's deadline
+                            // counts from here.
+                            self.deadline = Instant::now() + self.limits.whole_request_timeout;
+                        }
+                        return Ok(head);
                     }
                     Ok(httparse::Status::Partial) => {}
                     Err(httparse::Error::TooManyHeaders) => {
@@ -225,6 +228,11 @@ impl<'a, T: Transport> Conn<'a, T> {
                 }
                 if self.end - self.start >= self.limits.max_head_bytes {
                     return Err(head_too_large(&self.buf[self.start..self.end], self.limits));
+                }
+                if head_deadline.is_none() {
+                    let now = Instant::now();
+                    self.deadline = now + self.limits.whole_request_timeout;
+                    head_deadline = Some(self.deadline.min(now + self.limits.request_timeout));
                 }
             }
             // Answers to pipelined requests go out before the connection waits.

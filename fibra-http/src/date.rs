@@ -2,35 +2,68 @@
 //! than once a response.
 
 use std::cell::RefCell;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The second last formatted, as the times it covers, and its text.
+struct Cached {
+    from: SystemTime,
+    until: SystemTime,
+    text: String,
+}
 
 thread_local! {
-    /// The second last formatted, and its text.
-    static CACHE: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
+    static CACHE: RefCell<Cached> = const {
+        RefCell::new(Cached { from: UNIX_EPOCH, until: UNIX_EPOCH, text: String::new() })
+    };
 }
 
 /// Appends the current time as an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`).
 pub(crate) fn push_now(out: &mut Vec<u8>) {
     let now = SystemTime::now();
-    let second = now
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs());
     CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
-        if cache.0 != second {
-            *cache = (second, httpdate::fmt_http_date(now));
+        // Two comparisons a response; the second is worked out once a second
+        // (or when the clock is set back).
+        if !(cache.from <= now && now < cache.until) {
+            let second = now.duration_since(UNIX_EPOCH).map_or(0, |t| t.as_secs());
+            cache.from = UNIX_EPOCH + Duration::from_secs(second);
+            cache.until = cache.from + Duration::from_secs(1);
+            cache.text = httpdate::fmt_http_date(now);
         }
-        out.extend_from_slice(cache.1.as_bytes());
+        out.extend_from_slice(cache.text.as_bytes());
     });
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn an_http_date() {
         let mut out = Vec::new();
-        super::push_now(&mut out);
+        push_now(&mut out);
         let text = String::from_utf8(out).unwrap();
         assert!(httpdate::parse_http_date(&text).is_ok(), "{text}");
+    }
+
+    #[test]
+    fn the_cached_date_is_of_the_second_now() {
+        let before = SystemTime::now();
+        let mut out = Vec::new();
+        push_now(&mut out);
+        let after = SystemTime::now();
+        let sent = httpdate::parse_http_date(std::str::from_utf8(&out).unwrap()).unwrap();
+        let whole = |t: SystemTime| {
+            UNIX_EPOCH + Duration::from_secs(t.duration_since(UNIX_EPOCH).unwrap().as_secs())
+        };
+        assert!(whole(before) <= sent && sent <= whole(after), "{sent:?}");
+        CACHE.with(|cache| {
+            let cache = cache.borrow();
+            assert_eq!(
+                cache.until.duration_since(cache.from).unwrap(),
+                Duration::from_secs(1)
+            );
+            assert_eq!(httpdate::parse_http_date(&cache.text).unwrap(), cache.from);
+        });
     }
 }

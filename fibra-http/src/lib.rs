@@ -251,6 +251,7 @@ mod date;
 #[doc(hidden)]
 pub mod fuzzing;
 mod handler;
+mod header_maps;
 mod host;
 mod http_types;
 mod limits;

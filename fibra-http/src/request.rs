@@ -351,12 +351,16 @@ fn is_authority_form(target: &[u8]) -> bool {
 /// Where the authority of a target in absolute form (`scheme://authority`,
 /// then the path and query) is in it; `None` for any other form.
 fn absolute_form_authority(target: &[u8]) -> Option<Range<usize>> {
+    // A scheme begins with a letter: an origin-form target (`/…`, nearly
+    // every request's) is not searched for its colon.
+    if !target.first().is_some_and(u8::is_ascii_alphabetic) {
+        return None;
+    }
     let colon = target.iter().position(|&b| b == b':')?;
     let (scheme, rest) = target.split_at(colon);
-    let is_scheme = scheme.first().is_some_and(u8::is_ascii_alphabetic)
-        && scheme
-            .iter()
-            .all(|&b| b.is_ascii_alphanumeric() || b"+-.".contains(&b));
+    let is_scheme = scheme
+        .iter()
+        .all(|&b| b.is_ascii_alphanumeric() || b"+-.".contains(&b));
     let after = rest.strip_prefix(b"://").filter(|_| is_scheme)?;
     let len = after
         .iter()

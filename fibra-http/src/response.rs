@@ -181,10 +181,11 @@ impl From<()> for Body {
 
 /// A response with this status and an empty body.
 impl From<StatusCode> for Response {
+    #[inline]
     fn from(status: StatusCode) -> Response {
         Response {
             status,
-            headers: HeaderMap::new(),
+            headers: crate::header_maps::take(),
             body: Body::from(()),
         }
     }
@@ -198,6 +199,7 @@ impl Response {
     ///
     /// If `status` is not a three-digit code (100–999). A handler that panics
     /// gets its client a `500`.
+    #[inline]
     pub fn new(status: u16) -> Response {
         Response::from(status_code(status))
     }
@@ -205,13 +207,13 @@ impl Response {
     /// `200 OK` with a `text/plain; charset=utf-8` body.
     pub fn text(body: impl Into<Body>) -> Response {
         const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
-        Response::new(200).with_content_type(TEXT).with_body(body)
+        Response::typed(TEXT, body.into())
     }
 
     /// `200 OK` with a `text/html; charset=utf-8` body.
     pub fn html(body: impl Into<Body>) -> Response {
         const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
-        Response::new(200).with_content_type(HTML).with_body(body)
+        Response::typed(HTML, body.into())
     }
 
     /// `200 OK` with an `application/json` body (another status with
@@ -219,7 +221,7 @@ impl Response {
     /// `Response::json_value` writes a value as JSON).
     pub fn json(body: impl Into<Body>) -> Response {
         const JSON: HeaderValue = HeaderValue::from_static("application/json");
-        Response::new(200).with_content_type(JSON).with_body(body)
+        Response::typed(JSON, body.into())
     }
 
     /// Adds a header (a name may be added more than once).
@@ -250,12 +252,19 @@ impl Response {
         self
     }
 
-    /// Adds a `Content-Type` made at compile time: for the typed
+    /// `200 OK` with a `Content-Type` made at compile time: for the typed
     /// constructors, which so skip [`with_header`](Self::with_header)'s
-    /// checks of a name and value known to be valid.
-    fn with_content_type(mut self, value: HeaderValue) -> Response {
-        self.headers.append(header::CONTENT_TYPE, value);
-        self
+    /// checks of a name and value known to be valid, and build the response
+    /// in place.
+    #[inline]
+    fn typed(content_type: HeaderValue, body: Body) -> Response {
+        let mut headers = crate::header_maps::take();
+        headers.append(header::CONTENT_TYPE, content_type);
+        Response {
+            status: StatusCode::OK,
+            headers,
+            body,
+        }
     }
 
     /// Replaces the body.
@@ -329,24 +338,29 @@ impl Response {
 
     /// Whether the handler asked for the connection to close after this.
     pub(crate) fn wants_close(&self) -> bool {
-        self.headers
-            .get_all(header::CONNECTION)
-            .iter()
-            .any(|value| {
-                value
+        // A look at each header costs less than hashing the name for the
+        // few headers a response has.
+        self.headers.iter().any(|(name, value)| {
+            name == header::CONNECTION
+                && value
                     .as_bytes()
                     .split(|&b| b == b',')
                     .any(|option| option.trim_ascii().eq_ignore_ascii_case(b"close"))
-            })
+        })
     }
 
     /// Writes the status line and headers, ending with the blank line. The
     /// caller says how the body is framed.
     pub(crate) fn write_head(&self, out: &mut Vec<u8>, framing: Framing, keep_alive: KeepAlive) {
-        out.extend_from_slice(b"HTTP/1.1 ");
-        push_decimal(out, self.status().into());
-        out.push(b' ');
-        out.extend_from_slice(status::reason(self.status()).as_bytes());
+        let code = self.status();
+        // The code's three digits (a `StatusCode` is 100–999) go in with the
+        // line's start, as one piece.
+        let mut start = *b"HTTP/1.1 000 ";
+        for (at, unit) in [(9, 100), (10, 10), (11, 1)] {
+            start[at] = b'0' + (code / unit % 10) as u8;
+        }
+        out.extend_from_slice(&start);
+        out.extend_from_slice(status::reason(code).as_bytes());
         out.extend_from_slice(b"\r\ndate: ");
         crate::date::push_now(out);
         out.extend_from_slice(b"\r\n");
@@ -366,11 +380,7 @@ impl Response {
             out.extend_from_slice(b"\r\n");
         }
         match framing {
-            Framing::Length(n) => {
-                out.extend_from_slice(b"content-length: ");
-                push_decimal(out, n as u64);
-                out.extend_from_slice(b"\r\n");
-            }
+            Framing::Length(n) => push_content_length(out, n as u64),
             Framing::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
             Framing::UntilClose | Framing::None => {}
         }
@@ -383,7 +393,10 @@ impl Response {
         out.extend_from_slice(b"\r\n");
     }
 
+    /// The body; the header map is kept for the next response on this
+    /// thread (the head has been written).
     pub(crate) fn into_body(self) -> Body {
+        crate::header_maps::give_back(self.headers);
         self.body
     }
 }
@@ -436,20 +449,24 @@ fn status_code(status: u16) -> StatusCode {
     }
 }
 
-/// Appends `n` in decimal.
-pub(crate) fn push_decimal(out: &mut Vec<u8>, n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
+/// Appends the field `content-length: N\r\n`, written as one piece.
+pub(crate) fn push_content_length(out: &mut Vec<u8>, n: u64) {
+    const NAME: &[u8] = b"content-length: ";
+    let mut field = [0u8; NAME.len() + 20 + 2];
+    let mut at = field.len() - 2;
+    field[at..].copy_from_slice(b"\r\n");
     let mut n = n;
     loop {
         at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
+        field[at] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    out.extend_from_slice(&digits[at..]);
+    at -= NAME.len();
+    field[at..at + NAME.len()].copy_from_slice(NAME);
+    out.extend_from_slice(&field[at..]);
 }
 
 #[cfg(test)]
@@ -457,11 +474,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn decimals() {
+    fn content_lengths() {
         for n in [0u64, 7, 10, 1234567890, u64::MAX] {
             let mut out = Vec::new();
-            push_decimal(&mut out, n);
-            assert_eq!(out, n.to_string().as_bytes());
+            push_content_length(&mut out, n);
+            assert_eq!(out, format!("content-length: {n}\r\n").as_bytes());
+        }
+    }
+
+    #[test]
+    fn status_lines() {
+        for (status, line) in [
+            (200, "HTTP/1.1 200 OK\r\n"),
+            (101, "HTTP/1.1 101 Switching Protocols\r\n"),
+            (404, "HTTP/1.1 404 Not Found\r\n"),
+            (599, "HTTP/1.1 599 \r\n"),
+            (999, "HTTP/1.1 999 \r\n"),
+        ] {
+            let mut out = Vec::new();
+            Response::new(status).write_head(&mut out, Framing::None, KeepAlive::Implied);
+            assert!(out.starts_with(line.as_bytes()), "{status}");
         }
     }
 
