@@ -10,15 +10,16 @@
 //! calls (two sends, three receives). fibra never cancels an OS thread
 //! (`pthread_cancel`), so the wrappers buy it nothing.
 
+use rustix::io;
 use rustix::net::{RecvFlags, SendFlags};
-use std::io;
 use std::os::fd::AsFd;
 
-/// `recv(fd, buf, 0)`: what `Read::read` of std's stream does.
+/// `recv(fd, buf, 0)`: what `Read::read` of std's stream does. (An
+/// `Errno`, not an `io::Error`: `Registration::io` tells `WouldBlock` from it
+/// as it is.)
 #[inline]
 pub(super) fn recv(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
-    let (read, _) = rustix::net::recv(fd, buf, RecvFlags::empty())?;
-    Ok(read)
+    rustix::net::recv(fd, buf, RecvFlags::empty()).map(|(read, _)| read)
 }
 
 /// `send(fd, buf, MSG_NOSIGNAL)`: what `Write::write` of std's stream does.
@@ -26,7 +27,7 @@ pub(super) fn recv(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
 /// of raising `SIGPIPE`.
 #[inline]
 pub(super) fn send(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
-    Ok(rustix::net::send(fd, buf, NO_SIGPIPE)?)
+    rustix::net::send(fd, buf, NO_SIGPIPE)
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
