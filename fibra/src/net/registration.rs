@@ -113,7 +113,9 @@ impl<S: Source + AsRawFd> Registration<S> {
     }
 
     /// [`io`](Self::io), with what a dump says the green thread waits for
-    /// while it is parked (a child's exit, say, rather than a socket).
+    /// while it is parked (a child's exit, say, rather than a socket). Its
+    /// one user, the wait on a child's pidfd, is Linux's.
+    #[cfg(target_os = "linux")]
     pub(crate) fn io_as<T>(
         &self,
         direction: Direction,
