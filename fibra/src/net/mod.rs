@@ -53,6 +53,7 @@
 
 mod lookup;
 pub(crate) mod registration;
+mod stream_io;
 mod tcp;
 mod udp;
 mod unix_datagram;

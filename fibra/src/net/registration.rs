@@ -96,28 +96,40 @@ impl<S: Source + AsRawFd> Registration<S> {
     ///
     /// `op`'s error, or `TimedOut` once the direction's timeout has passed
     /// without the socket becoming ready.
-    pub(crate) fn io<T>(
+    pub(crate) fn io<T, E: OpError>(
         &self,
         direction: Direction,
-        op: impl FnMut(&S) -> io::Result<T>,
+        op: impl FnMut(&S) -> Result<T, E>,
     ) -> io::Result<T> {
-        let reason = WaitReason::Socket {
+        // Made only if the operation waits (the descriptor is a call away).
+        let reason = || WaitReason::Socket {
             fd: self.source.as_raw_fd(),
             direction: match direction {
                 Direction::Read => SocketDirection::Read,
                 Direction::Write => SocketDirection::Write,
             },
         };
-        self.io_as(direction, reason, op)
+        self.io_until(direction, reason, op)
     }
 
     /// [`io`](Self::io), with what a dump says the green thread waits for
-    /// while it is parked (a child's exit, say, rather than a socket).
+    /// while it is parked (a child's exit, say, rather than a socket). Its
+    /// one user, the wait on a child's pidfd, is Linux's.
+    #[cfg(target_os = "linux")]
     pub(crate) fn io_as<T>(
         &self,
         direction: Direction,
         reason: WaitReason,
-        mut op: impl FnMut(&S) -> io::Result<T>,
+        op: impl FnMut(&S) -> io::Result<T>,
+    ) -> io::Result<T> {
+        self.io_until(direction, || reason, op)
+    }
+
+    fn io_until<T, E: OpError>(
+        &self,
+        direction: Direction,
+        reason: impl Fn() -> WaitReason,
+        mut op: impl FnMut(&S) -> Result<T, E>,
     ) -> io::Result<T> {
         let mut turn = Turn::new(&self.scheduler, self.key, direction);
         let limit = &self.limits[direction as usize];
@@ -128,8 +140,8 @@ impl<S: Source + AsRawFd> Registration<S> {
         loop {
             if turn.is_ready() {
                 match op(&self.source) {
-                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => turn.clear_ready(),
-                    outcome => return outcome,
+                    Err(err) if err.would_block() => turn.clear_ready(),
+                    outcome => return outcome.map_err(Into::into),
                 }
             }
             let task = self.scheduler.running();
@@ -146,8 +158,29 @@ impl<S: Source + AsRawFd> Registration<S> {
                     timer = Some(self.scheduler.arm_timer(deadline));
                 }
             }
-            turn.wait(task, reason);
+            turn.wait(task, reason());
         }
+    }
+}
+
+/// An operation's error, which tells whether it is `WouldBlock`: an
+/// `io::Error`, or the `Errno` of a system call made directly (see
+/// `stream_io`), told without making an `io::Error` of it first.
+pub(crate) trait OpError: Into<io::Error> {
+    fn would_block(&self) -> bool;
+}
+
+impl OpError for io::Error {
+    #[inline]
+    fn would_block(&self) -> bool {
+        self.kind() == io::ErrorKind::WouldBlock
+    }
+}
+
+impl OpError for rustix::io::Errno {
+    #[inline]
+    fn would_block(&self) -> bool {
+        *self == rustix::io::Errno::WOULDBLOCK
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::lookup::{ToSocketAddrs, lookup_host};
 use super::registration::{Registration, check_timeout};
+use super::stream_io;
 use crate::runtime::reactor::Direction;
 use std::fmt;
 use std::io::{self, IoSlice, IoSliceMut, Read, Write};
@@ -354,7 +355,9 @@ impl TcpStream {
 
 impl Read for &TcpStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.io(Direction::Read, |mut s| s.read(buf))?;
+        let n = self
+            .inner
+            .io(Direction::Read, |s| stream_io::recv(s, &mut *buf))?;
         self.after_read(n, buf.len());
         Ok(n)
     }
@@ -370,7 +373,7 @@ impl Read for &TcpStream {
 
 impl Write for &TcpStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.io(Direction::Write, |mut s| s.write(buf))
+        self.inner.io(Direction::Write, |s| stream_io::send(s, buf))
     }
 
     fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {

@@ -231,22 +231,47 @@ impl Reactor {
         ))
     }
 
-    /// Queues `task` for readiness in `direction`; `None` if the socket is gone.
-    pub(super) fn queue(&self, key: IoKey, direction: Direction, task: TaskId) -> Option<Ticket> {
+    /// Queues `task` for readiness in `direction`, first recording that an
+    /// operation found the socket not ready if `blocked` (as `clear_ready`);
+    /// `None` if the socket is gone.
+    pub(super) fn queue(
+        &self,
+        key: IoKey,
+        direction: Direction,
+        task: TaskId,
+        blocked: bool,
+    ) -> Option<Ticket> {
         let mut entries = self.entries.borrow_mut();
         let entry = key.entry_in(&mut entries)?;
+        if blocked {
+            entry.ready[direction as usize] = false;
+        }
         self.waiting.set(self.waiting.get() + 1);
         Some(entry.waiters[direction as usize].push(task))
     }
 
     /// Takes the holder of `ticket` off the queue of `direction`, if it is
-    /// still in it.
-    pub(super) fn leave(&self, key: IoKey, direction: Direction, ticket: Ticket) {
-        if let Some(entry) = key.entry_in(&mut self.entries.borrow_mut())
-            && entry.waiters[direction as usize].remove(ticket)
+    /// still in it; then says what [`readiness`](Self::readiness) does. (In
+    /// line: a thread back from a wait on a socket comes here every time.)
+    #[inline(always)]
+    pub(super) fn leave(
+        &self,
+        key: IoKey,
+        direction: Direction,
+        ticket: Option<Ticket>,
+    ) -> Option<(bool, bool)> {
+        let mut entries = self.entries.borrow_mut();
+        let entry = key.entry_in(&mut entries)?;
+        let d = direction as usize;
+        if let Some(ticket) = ticket
+            && entry.waiters[d].remove(ticket)
         {
             self.waiting.set(self.waiting.get() - 1);
         }
+        Some((
+            entry.ready[d] || entry.closed[d],
+            !entry.waiters[d].is_empty(),
+        ))
     }
 
     /// Ends a turn that may leave the socket ready in `direction` (see

@@ -29,6 +29,14 @@ pub(crate) struct Turn<'a> {
     /// Whether the turn must be handed on if it ends now: others were queued
     /// when the thread last looked at the socket, or it is leaving a wait.
     crowded: bool,
+    /// The operation found `WouldBlock`, and the socket's entry does not say
+    /// so yet: [`wait`](Turn::wait) clears its readiness as it queues the
+    /// thread (one look at the entry for both), or the turn's end does.
+    blocked: bool,
+    /// Whether the socket may be ready, as `wait` saw it when the thread
+    /// left the queue: what the [`is_ready`](Turn::is_ready) that follows at
+    /// once answers, without looking again.
+    seen: Option<bool>,
 }
 
 impl<'a> Turn<'a> {
@@ -39,6 +47,8 @@ impl<'a> Turn<'a> {
             direction,
             ticket: None,
             crowded: false,
+            blocked: false,
+            seen: None,
         }
     }
 
@@ -46,6 +56,11 @@ impl<'a> Turn<'a> {
     /// has seen `WouldBlock` since the kernel last said it was), or is closed
     /// in this direction, or is gone (the operation then reports why).
     pub(crate) fn is_ready(&mut self) -> bool {
+        // Back from `wait`, which looked as the thread left the queue:
+        // nothing else ran since.
+        if let Some(ready) = self.seen.take() {
+            return ready;
+        }
         let reactor = &self.scheduler.reactor;
         let Some((ready, crowded)) = reactor.readiness(self.key, self.direction) else {
             return true;
@@ -56,9 +71,11 @@ impl<'a> Turn<'a> {
         ready
     }
 
-    /// Records that the operation found the socket not ready (`WouldBlock`).
-    pub(crate) fn clear_ready(&self) {
-        self.scheduler.reactor.clear_ready(self.key, self.direction);
+    /// Records that the operation found the socket not ready (`WouldBlock`):
+    /// its readiness is cleared by the [`wait`](Turn::wait) that follows, or
+    /// by the end of the turn if none does (a timeout).
+    pub(crate) fn clear_ready(&mut self) {
+        self.blocked = true;
     }
 
     /// Parks the running green thread, `task`, in the socket's queue until
@@ -66,29 +83,49 @@ impl<'a> Turn<'a> {
     /// cancellation, spuriously); it leaves the queue either way.
     pub(crate) fn wait(&mut self, task: TaskId, reason: WaitReason) {
         let reactor = &self.scheduler.reactor;
-        self.ticket = reactor.queue(self.key, self.direction, task);
+        let blocked = std::mem::take(&mut self.blocked);
+        self.ticket = reactor.queue(self.key, self.direction, task, blocked);
         // If the park unwinds (a cancellation), `drop` takes the thread off
         // the queue and hands the turn on: it may have been given it.
         self.crowded = true;
         self.scheduler.park_on(reason);
         // Back to try again: whether to hand the turn on is for the end of
-        // the operation (`is_ready` looks again first).
-        if let Some(ticket) = self.ticket.take() {
-            reactor.leave(self.key, self.direction, ticket);
-        }
+        // the operation, by what the socket says now (a socket gone: try,
+        // and the operation says why).
+        let ticket = self.ticket.take();
+        let (ready, crowded) = reactor
+            .leave(self.key, self.direction, ticket)
+            .unwrap_or((true, self.crowded));
+        self.crowded = crowded;
+        self.seen = Some(ready);
     }
-}
 
-impl Drop for Turn<'_> {
-    fn drop(&mut self) {
+    /// The end of a turn that found `WouldBlock` without waiting after it,
+    /// or that may have to be handed on.
+    #[inline(never)]
+    fn end(&mut self) {
         let (scheduler, key, direction) = (self.scheduler, self.key, self.direction);
+        if self.blocked {
+            scheduler.reactor.clear_ready(key, direction);
+        }
         if let Some(ticket) = self.ticket.take() {
-            scheduler.reactor.leave(key, direction, ticket);
+            scheduler.reactor.leave(key, direction, Some(ticket));
         }
         if self.crowded {
             scheduler
                 .reactor
                 .hand_on(key, direction, |task| scheduler.try_wake(task));
+        }
+    }
+}
+
+impl Drop for Turn<'_> {
+    /// Nothing to do for an operation that ended in its turn with nobody
+    /// else queued (nearly all of them): that much in line, the rest not.
+    #[inline]
+    fn drop(&mut self) {
+        if self.blocked || self.crowded || self.ticket.is_some() {
+            self.end();
         }
     }
 }

@@ -88,16 +88,25 @@ impl Scheduler {
     fn suspend_running(&self, state: State, wait: WaitReason, interruptible: bool) {
         let since = self.clock.get();
         let task = self.running();
-        if interruptible && self.may_owe_unwind(task) {
-            self.interrupt(task);
-        }
         let fiber = {
             let mut tasks = self.tasks.borrow_mut();
-            let entry = &mut tasks[task.index];
+            let mut entry = &mut tasks[task.index];
+            // `may_owe_unwind`, read in the one look at the task the park
+            // takes anyway.
+            let mut timed = interruptible && !self.deadlines.borrow().is_empty();
+            if interruptible
+                && (timed || entry.cancel == Cancel::Requested && !cfg!(panic = "abort"))
+            {
+                drop(tasks);
+                self.interrupt(task);
+                timed = !self.deadlines.borrow().is_empty();
+                tasks = self.tasks.borrow_mut();
+                entry = &mut tasks[task.index];
+            }
             if state == State::Parked && std::mem::take(&mut entry.notified) {
                 return;
             }
-            if interruptible && state == State::Parked && !self.deadlines.borrow().is_empty() {
+            if timed && state == State::Parked {
                 self.arm_deadline(task);
             }
             entry.state = state;
