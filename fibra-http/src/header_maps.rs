@@ -5,9 +5,10 @@
 //! dropped): for a small response, such as `Response::text`'s, two mallocs
 //! and two frees, more than half of what building it cost. A new
 //! [`Response`](crate::Response) takes the spare map, and the connection
-//! gives it back, emptied, once the response's head is written. Taking and
-//! giving back never suspend the green thread between them, so the
-//! thread-local is only ever used from one place at a time.
+//! gives it back, emptied, once the response's head is written. A handler
+//! may park between the two (a response made, then a sleep): another green
+//! thread of the OS thread then finds no spare and makes a new map, and of
+//! the two maps given back the last one is kept.
 
 use http::HeaderMap;
 use std::cell::Cell;
