@@ -25,7 +25,7 @@ const SECONDS: &[(&str, u64, u64)] = &[
     ("echo", 27, 8),
     ("http-throughput", 85, 65),
     ("https-throughput", 33, 28),
-    ("ractor-pingpong", 41, 15),
+    ("ractor-pingpong", 30, 15),
     ("ractor-fanin", 10, 8),
     ("ractor-scale", 16, 12),
     ("park-scale", 100, 20),

@@ -67,7 +67,7 @@ pub const LOADED: Experiment = Experiment {
 
 /// Round trips in one run.
 fn round_trips(ctx: &Ctx) -> u64 {
-    ctx.size(20_000, 100_000, 1_000_000)
+    ctx.size(20_000, 50_000, 1_000_000)
 }
 
 /// The floor's name in tables and records, and for `--runtime`.
