@@ -104,11 +104,12 @@ where
     });
     let slot: Rc<dyn HasSlot<T> + 'a> = spawned.clone();
     let start: Rc<dyn Start + 'a> = spawned;
-    // SAFETY: only the lifetimes of the trait objects change, not their types
-    // or layouts; what they borrow stays alive for as long as it may run or
-    // be dropped, as the caller promised (the handle's `slot` reaches only
-    // the slot: the closure and `until_ended` have left the allocation by the
-    // time the thread has run or its body was dropped).
+    // The handle's `slot` reaches only the slot: the closure and
+    // `until_ended` have left the allocation by the time the thread has run
+    // or its body was dropped.
+    // SAFETY: only the lifetimes of the trait objects change, not their
+    // types or layouts; what they borrow outlives every use, as the caller
+    // promised.
     let (start, slot) = unsafe {
         (
             std::mem::transmute::<Rc<dyn Start + 'a>, Rc<dyn Start>>(start),

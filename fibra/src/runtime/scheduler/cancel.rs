@@ -86,7 +86,14 @@ impl Scheduler {
     /// of every park: two flags.
     #[inline(always)]
     pub(super) fn may_owe_unwind(&self, task: TaskId) -> bool {
-        (self.tasks.borrow()[task.index].cancel == Cancel::Requested && !cfg!(panic = "abort"))
+        self.may_owe_unwind_given(self.tasks.borrow()[task.index].cancel)
+    }
+
+    /// [`may_owe_unwind`](Self::may_owe_unwind), for a caller that holds
+    /// the running thread's entry and has read its `cancel`.
+    #[inline(always)]
+    pub(super) fn may_owe_unwind_given(&self, cancel: Cancel) -> bool {
+        (cancel == Cancel::Requested && !cfg!(panic = "abort"))
             || !self.deadlines.borrow().is_empty()
     }
 

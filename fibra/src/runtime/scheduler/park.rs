@@ -93,20 +93,16 @@ impl Scheduler {
             let mut entry = &mut tasks[task.index];
             // `may_owe_unwind`, read in the one look at the task the park
             // takes anyway.
-            let mut timed = interruptible && !self.deadlines.borrow().is_empty();
-            if interruptible
-                && (timed || entry.cancel == Cancel::Requested && !cfg!(panic = "abort"))
-            {
+            if interruptible && self.may_owe_unwind_given(entry.cancel) {
                 drop(tasks);
                 self.interrupt(task);
-                timed = !self.deadlines.borrow().is_empty();
                 tasks = self.tasks.borrow_mut();
                 entry = &mut tasks[task.index];
             }
             if state == State::Parked && std::mem::take(&mut entry.notified) {
                 return;
             }
-            if timed && state == State::Parked {
+            if interruptible && state == State::Parked && !self.deadlines.borrow().is_empty() {
                 self.arm_deadline(task);
             }
             entry.state = state;
