@@ -133,6 +133,8 @@ fn a_deadlock_panic_lists_where_each_thread_waits() {
 /// applies) and returns its stderr up to the first line that contains every
 /// one of `wanted`, then kills it; or, if it ends or a minute passes first,
 /// all it wrote by then.
+// Its callers name Linux system calls, so only Linux builds use it.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn child_until(which: &str, wanted: &[&str]) -> String {
     let mut child = support::target_command(std::env::current_exe().unwrap())
         .args([

@@ -178,6 +178,25 @@ impl<T: AsFd> Async<T> {
         self.registration.io(Direction::Read, |_| op(&self.io))
     }
 
+    /// As [`read_with`](Async::read_with), for a system call made directly
+    /// (`net::socket_io`'s), whose `Errno` is told `WouldBlock` as it is,
+    /// without making an `io::Error` of it first.
+    pub(crate) fn read_with_errno<R>(
+        &self,
+        mut op: impl FnMut(&T) -> rustix::io::Result<R>,
+    ) -> io::Result<R> {
+        self.registration.io(Direction::Read, |_| op(&self.io))
+    }
+
+    /// As [`read_with_errno`](Async::read_with_errno), waiting for the
+    /// descriptor to be writable, with the write timeout.
+    pub(crate) fn write_with_errno<R>(
+        &self,
+        mut op: impl FnMut(&T) -> rustix::io::Result<R>,
+    ) -> io::Result<R> {
+        self.registration.io(Direction::Write, |_| op(&self.io))
+    }
+
     /// As [`read_with`](Async::read_with), for an operation that needs
     /// `&mut T` (the rules of [`get_mut`](Async::get_mut) hold for it).
     ///

@@ -53,7 +53,7 @@
 
 mod lookup;
 pub(crate) mod registration;
-mod stream_io;
+mod socket_io;
 mod tcp;
 mod udp;
 mod unix_datagram;

@@ -165,7 +165,7 @@ impl<S: Source + AsRawFd> Registration<S> {
 
 /// An operation's error, which tells whether it is `WouldBlock`: an
 /// `io::Error`, or the `Errno` of a system call made directly (see
-/// `stream_io`), told without making an `io::Error` of it first.
+/// `socket_io`), told without making an `io::Error` of it first.
 pub(crate) trait OpError: Into<io::Error> {
     fn would_block(&self) -> bool;
 }

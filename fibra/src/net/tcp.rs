@@ -3,7 +3,7 @@
 
 use super::lookup::{ToSocketAddrs, lookup_host};
 use super::registration::{Registration, check_timeout};
-use super::stream_io;
+use super::socket_io;
 use crate::runtime::reactor::Direction;
 use std::fmt;
 use std::io::{self, IoSlice, IoSliceMut, Read, Write};
@@ -334,7 +334,8 @@ impl TcpStream {
 
     /// Reads without consuming (as [`std::net::TcpStream::peek`]).
     pub fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.io(Direction::Read, |s| s.peek(buf))
+        self.inner
+            .io(Direction::Read, |s| socket_io::peek(s, &mut *buf))
     }
 
     /// The pending error on the socket, if any (clearing it).
@@ -357,7 +358,7 @@ impl Read for &TcpStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self
             .inner
-            .io(Direction::Read, |s| stream_io::recv(s, &mut *buf))?;
+            .io(Direction::Read, |s| socket_io::recv(s, &mut *buf))?;
         self.after_read(n, buf.len());
         Ok(n)
     }
@@ -365,7 +366,7 @@ impl Read for &TcpStream {
     fn read_vectored(&mut self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
         let n = self
             .inner
-            .io(Direction::Read, |mut s| s.read_vectored(bufs))?;
+            .io(Direction::Read, |s| socket_io::recv_vectored(s, &mut *bufs))?;
         self.after_read(n, bufs.iter().map(|b| b.len()).sum());
         Ok(n)
     }
@@ -373,12 +374,12 @@ impl Read for &TcpStream {
 
 impl Write for &TcpStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.io(Direction::Write, |s| stream_io::send(s, buf))
+        self.inner.io(Direction::Write, |s| socket_io::send(s, buf))
     }
 
     fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
         self.inner
-            .io(Direction::Write, |mut s| s.write_vectored(bufs))
+            .io(Direction::Write, |s| socket_io::send_vectored(s, bufs))
     }
 
     fn flush(&mut self) -> io::Result<()> {

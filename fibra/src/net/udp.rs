@@ -2,6 +2,7 @@
 
 use super::lookup::{ToSocketAddrs, lookup_host};
 use super::registration::Registration;
+use super::socket_io;
 use super::tcp::each_addr;
 use crate::runtime::reactor::Direction;
 use std::fmt;
@@ -57,12 +58,14 @@ impl UdpSocket {
         let addr = lookup_host(addr)?
             .next()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to send to"))?;
-        self.inner.io(Direction::Write, |s| s.send_to(buf, addr))
+        self.inner
+            .io(Direction::Write, |s| socket_io::send_to(s, buf, &addr))
     }
 
     /// Waits for a datagram; returns its length and sender.
     pub fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.inner.io(Direction::Read, |s| s.recv_from(buf))
+        self.inner
+            .io(Direction::Read, |s| socket_io::recv_from(s, &mut *buf))
     }
 
     /// Sets the peer that `send` and `recv` use (and the only one `recv`
@@ -73,12 +76,13 @@ impl UdpSocket {
 
     /// Sends to the connected peer.
     pub fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.io(Direction::Write, |s| s.send(buf))
+        self.inner.io(Direction::Write, |s| socket_io::send(s, buf))
     }
 
     /// Waits for a datagram from the connected peer.
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.io(Direction::Read, |s| s.recv(buf))
+        self.inner
+            .io(Direction::Read, |s| socket_io::recv(s, &mut *buf))
     }
 
     /// The address the socket is bound to.

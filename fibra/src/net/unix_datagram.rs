@@ -1,5 +1,6 @@
 //! Unix domain datagram sockets for green threads.
 
+use super::socket_io;
 use crate::io::Async;
 use std::fmt;
 use std::io;
@@ -88,12 +89,13 @@ impl UnixDatagram {
 
     /// Sends to the connected peer.
     pub fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.write_with(|s| s.send(buf))
+        self.inner.write_with_errno(|s| socket_io::send(s, buf))
     }
 
     /// Waits for a datagram from the connected peer.
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read_with(|s| s.recv(buf))
+        self.inner
+            .read_with_errno(|s| socket_io::recv(s, &mut *buf))
     }
 
     /// Bounds how long one receive may wait (`None`, the default: forever);

@@ -1,6 +1,7 @@
 //! Unix domain stream sockets for green threads: a listener and a stream
 //! whose blocking operations park only the calling green thread.
 
+use super::socket_io;
 use crate::io::Async;
 use std::fmt;
 use std::io::{self, IoSlice, IoSliceMut, Read, Write};
@@ -294,13 +295,17 @@ impl UnixStream {
 
 impl Read for &UnixStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = (&self.inner).read(buf)?;
+        let n = self
+            .inner
+            .read_with_errno(|s| socket_io::recv(s, &mut *buf))?;
         self.after_read(n, buf.len());
         Ok(n)
     }
 
     fn read_vectored(&mut self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
-        let n = (&self.inner).read_vectored(bufs)?;
+        let n = self
+            .inner
+            .read_with_errno(|s| socket_io::recv_vectored(s, &mut *bufs))?;
         self.after_read(n, bufs.iter().map(|b| b.len()).sum());
         Ok(n)
     }
@@ -308,11 +313,12 @@ impl Read for &UnixStream {
 
 impl Write for &UnixStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        (&self.inner).write(buf)
+        self.inner.write_with_errno(|s| socket_io::send(s, buf))
     }
 
     fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        (&self.inner).write_vectored(bufs)
+        self.inner
+            .write_with_errno(|s| socket_io::send_vectored(s, bufs))
     }
 
     fn flush(&mut self) -> io::Result<()> {
