@@ -706,9 +706,44 @@ fn a_cancelled_thread_drops_its_closure_while_its_handle_lives() {
             }
         });
         stuck.cancel();
-        fibra::runtime::yield_now(); // it starts, parks, and unwinds
+        fibra::runtime::yield_now(); // its turn: its closure is dropped, unrun
         assert!(stuck.is_finished());
         assert!(dropped.get(), "what the closure held outlived its thread");
         assert!(matches!(stuck.join(), Err(JoinError::Cancelled)));
+    });
+}
+
+/// Sleeps in its destructor, which only a green thread can do, then sets
+/// its flag.
+struct SleepOnDrop(Rc<Cell<bool>>);
+
+impl Drop for SleepOnDrop {
+    fn drop(&mut self) {
+        sleep(Duration::from_millis(1));
+        self.0.set(true);
+    }
+}
+
+#[test]
+fn a_thread_cancelled_before_it_starts_never_runs_and_its_closure_drops_on_its_own_stack() {
+    fibra::run(|| {
+        let ran = Rc::new(Cell::new(false));
+        let dropped = Rc::new(Cell::new(false));
+        let held = SleepOnDrop(dropped.clone());
+        let ran_inside = ran.clone();
+        let never = fibra::spawn(move || {
+            let _held = held;
+            ran_inside.set(true);
+        });
+        let sibling = fibra::spawn(|| 7);
+        never.cancel();
+        never.cancel(); // told once
+        assert!(matches!(never.join(), Err(JoinError::Cancelled)));
+        assert!(!ran.get(), "a thread cancelled before it started ran");
+        assert!(
+            dropped.get(),
+            "its closure was not dropped (or its destructor could not sleep)"
+        );
+        assert_eq!(sibling.join().unwrap(), 7);
     });
 }

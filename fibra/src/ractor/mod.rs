@@ -177,12 +177,12 @@ pub use handle::Ractor;
 pub use pool::Pool;
 pub use select::select;
 
+use crate::runtime::Started;
 use crate::runtime::scheduler::Cancelled;
 use mailbox::Mailbox;
 use outbox::Outbox;
 use outcome::Outcome;
 use ports::Ports;
-use std::io;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -228,14 +228,26 @@ impl Pool {
         let worker = placed.worker();
         let job = pool::Job {
             ractor,
-            body: Box::new(move |started: io::Result<()>| {
+            body: Box::new(move |started: Started| {
                 // Counted on its worker until it ends, however it ends.
                 let _placed = placed;
-                if let Err(err) = started {
-                    let why = format!("fibra: the Ractor could not start: {err}");
-                    eprintln!("{why}");
-                    ending.finish(Err(RemoteError::Panicked(Box::new(why))));
-                    return;
+                match started {
+                    Started::Run => {}
+                    Started::Cancelled => {
+                        // Its body, dropped unrun, on the Ractor's own stack.
+                        let dropped = crate::runtime::run_thread(move || drop(body));
+                        ending.finish(Err(match dropped {
+                            Ok(()) => RemoteError::Cancelled,
+                            Err(payload) => RemoteError::Panicked(payload),
+                        }));
+                        return;
+                    }
+                    Started::NoStack(err) => {
+                        let why = format!("fibra: the Ractor could not start: {err}");
+                        eprintln!("{why}");
+                        ending.finish(Err(RemoteError::Panicked(Box::new(why))));
+                        return;
+                    }
                 }
                 let context = Context {
                     ports: ending.ports.clone(),

@@ -6,10 +6,9 @@
 
 use super::census::{self, Entry};
 use super::error::panic_message;
-use crate::runtime::{self, RawRactor, Unparker};
+use crate::runtime::{self, RawRactor, Started, Unparker};
 use std::cell::RefCell;
 use std::fmt;
-use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, mpsc};
@@ -21,7 +20,7 @@ use std::thread;
 /// `runtime::spawn_detached`): one box per Ractor, made by its creator.
 pub(super) struct Job {
     pub(super) ractor: Entry,
-    pub(super) body: Box<dyn FnOnce(io::Result<()>) + Send>,
+    pub(super) body: Box<dyn FnOnce(Started) + Send>,
 }
 
 /// A set of worker OS threads that run Ractors (one per core by default).

@@ -3,12 +3,11 @@
 
 use super::green_local::run_thread;
 use super::scheduler::{self, Cancelled, Options, RuntimeId, Scheduler};
-use super::task::{Body, Joined, Start, TaskId};
+use super::task::{Body, Joined, Start, Started, TaskId};
 use super::wait::WaitReason;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::io;
 use std::rc::Rc;
 
 /// Starts a green thread that runs `f`, on this runtime's OS thread.
@@ -52,7 +51,7 @@ where
 /// # Panics
 ///
 /// Outside a runtime.
-pub(crate) fn spawn_detached(body: Box<dyn FnOnce(io::Result<()>)>) -> u64 {
+pub(crate) fn spawn_detached(body: Box<dyn FnOnce(Started)>) -> u64 {
     scheduler::current().spawn(Body::Boxed(body), None).serial
 }
 
@@ -125,16 +124,25 @@ where
 }
 
 /// What a green thread's body makes of its closure: what `f` returned, or
-/// how it ended — its panic, its cancellation, or, when the thread got no
-/// stack (`started` is an `Err`), that reason as a panic, which is printed
-/// on stderr if `unjoined` says that no handle is left to report it.
+/// how it ended — its panic, its cancellation (before it started too:
+/// then `f` is dropped unrun), or, when the thread got no stack, that
+/// reason as a panic, which is printed on stderr if `unjoined` says that no
+/// handle is left to report it.
 pub(super) fn outcome<T>(
-    started: io::Result<()>,
+    started: Started,
     f: impl FnOnce() -> T,
     unjoined: impl FnOnce() -> bool,
 ) -> Result<T, JoinError> {
     match started {
-        Ok(()) => run_thread(f).map_err(|payload| {
+        Started::Cancelled => {
+            // Dropped as the thread's code, on its stack: a destructor's
+            // panic is the thread's.
+            match run_thread(move || drop(f)) {
+                Ok(()) => Err(JoinError::Cancelled),
+                Err(payload) => Err(JoinError::Panicked(payload)),
+            }
+        }
+        Started::Run => run_thread(f).map_err(|payload| {
             if payload.is::<Cancelled>() {
                 JoinError::Cancelled
             } else {
@@ -146,7 +154,7 @@ pub(super) fn outcome<T>(
                 JoinError::Panicked(payload)
             }
         }),
-        Err(err) => {
+        Started::NoStack(err) => {
             drop(f);
             let why = format!("fibra: the green thread could not start: {err}");
             // As a panic in a thread nobody joins is still printed, so is
@@ -189,7 +197,7 @@ impl<F, T, E> Start for Spawned<T, (F, E)>
 where
     F: FnOnce() -> T,
 {
-    fn start(self: Rc<Self>, started: io::Result<()>) {
+    fn start(self: Rc<Self>, started: Started) {
         let Some((f, until_ended)) = self.work.take() else {
             unreachable!("fibra: a green thread started twice")
         };
@@ -291,10 +299,22 @@ impl<T> JoinHandle<T> {
     /// Cancels the thread (Ruby's `Thread#kill`): the next time it blocks, or at
     /// once if it is blocked now, it unwinds — its destructors run — and
     /// [`join`](JoinHandle::join) returns a cancelled [`JoinError`]. A thread that
-    /// never blocks again runs to its end. A finished thread is unaffected, and
-    /// so is one cancelled before: a thread is told once, and the destructors
-    /// that run during its unwind may block (sleep, lock, receive, join) and
-    /// complete.
+    /// has not started yet never starts: when its turn comes, its closure is
+    /// dropped (on its own stack, so those destructors may block). A started
+    /// thread that never blocks again runs to its end. A finished thread is
+    /// unaffected, and so is one cancelled before: a thread is told once, and
+    /// the destructors that run during its unwind may block (sleep, lock,
+    /// receive, join) and complete.
+    ///
+    /// ```
+    /// use fibra::runtime::JoinError;
+    ///
+    /// fibra::run(|| {
+    ///     let never = fibra::spawn(|| unreachable!("a thread cancelled before it started"));
+    ///     never.cancel();
+    ///     assert!(matches!(never.join(), Err(JoinError::Cancelled)));
+    /// });
+    /// ```
     ///
     /// A thread is never handed a second unwind. One that is unwinding from its
     /// own panic when it is cancelled finishes that unwind first (its

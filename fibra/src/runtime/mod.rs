@@ -194,6 +194,7 @@ pub use scheduler::Cancelled;
 pub use scope::{Scope, ScopedJoinHandle, scope};
 pub use section::ThreadState;
 pub(crate) use section::{DescribeRactors, RawRactor};
+pub(crate) use task::Started;
 pub use thread_builder::ThreadBuilder;
 pub use wait::{SocketDirection, WaitReason};
 

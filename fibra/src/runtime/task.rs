@@ -53,12 +53,23 @@ pub(super) enum State {
     Parked,
 }
 
-/// What a green thread runs. It is told whether it got a stack: `Ok` on its
-/// own fiber; `Err` on the scheduler's stack, when none could be had, so that
-/// it can report the failure to its joiner instead of vanishing.
+/// How a green thread's body is started: what it does with its code.
+pub(crate) enum Started {
+    /// On its own fiber: it runs its code.
+    Run,
+    /// On its own fiber, cancelled before it ever ran: it drops its code
+    /// unrun (there, so that those destructors may block) and ends
+    /// cancelled.
+    Cancelled,
+    /// On the scheduler's stack, when no stack could be had: it drops its
+    /// code and reports the failure to its joiner instead of vanishing.
+    NoStack(io::Error),
+}
+
+/// What a green thread runs. It is told how it starts ([`Started`]).
 pub(crate) enum Body {
     /// A closure: a Ractor's, boxed by its creator on another OS thread.
-    Boxed(Box<dyn FnOnce(io::Result<()>)>),
+    Boxed(Box<dyn FnOnce(Started)>),
     /// A thread with a [`JoinHandle`](super::JoinHandle): its closure and
     /// the slot its handle reads, in one allocation (see `join.rs`).
     Joined(Joined),
@@ -71,8 +82,8 @@ impl Body {
         Body::Boxed(Box::new(|_| {}))
     }
 
-    /// Runs the thread's code (see [`Body`] for `started`).
-    pub(super) fn run(self, started: io::Result<()>) {
+    /// Runs the thread's code, or ends it as `started` says.
+    pub(super) fn run(self, started: Started) {
         match self {
             Body::Boxed(f) => f(started),
             Body::Joined(mut joined) => match joined.0.take() {
@@ -88,7 +99,7 @@ impl Body {
 /// by [`Start::discard`] when its body is (the slot lives on while a handle
 /// holds it).
 pub(crate) trait Start {
-    fn start(self: Rc<Self>, started: io::Result<()>);
+    fn start(self: Rc<Self>, started: Started);
     fn discard(&self);
 }
 

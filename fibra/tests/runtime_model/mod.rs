@@ -361,8 +361,7 @@ fn client(ask: Ask) {
 }
 
 /// A thread's body: the interpreter.
-fn body(world: &Rc<World>, me: usize) -> u32 {
-    let _end = EndReport(me);
+fn body(world: &Rc<World>, me: usize, _end: EndReport) -> u32 {
     let mut held: Vec<Option<Value>> = Vec::new();
     loop {
         let op = with(|h| h.step(me));
@@ -480,7 +479,7 @@ fn body(world: &Rc<World>, me: usize) -> u32 {
             },
             Op::Timeout(_, work, zero) => {
                 let limit = if zero { Duration::ZERO } else { LIMIT };
-                match fibra::time::timeout(limit, || body(world, work)) {
+                match fibra::time::timeout(limit, || body(world, work, EndReport(work))) {
                     Ok(_) => Seen::InTime,
                     Err(_) => Seen::Elapsed,
                 }
@@ -604,10 +603,13 @@ pub fn check(choices: Choices, features: Features, label: String) {
             });
             for t in 1..THREADS {
                 let shared = world.clone();
-                let handle = fibra::spawn(move || body(&shared, t));
+                // Made here, so that a thread cancelled before it starts,
+                // whose closure is dropped unrun, reports its end too.
+                let end = EndReport(t);
+                let handle = fibra::spawn(move || body(&shared, t, end));
                 world.handles.borrow_mut()[t] = Some(handle);
             }
-            body(&world, MAIN)
+            body(&world, MAIN, EndReport(MAIN))
         })
     }));
     let harness = HARNESS

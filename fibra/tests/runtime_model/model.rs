@@ -18,7 +18,8 @@
 //! - `Mutex`: fair, handed straight to the first waiter; `Condvar`: notified in
 //!   wait order, the waiter then locks again as `Mutex::lock` does, and a
 //!   cancelled notified waiter passes its notification on;
-//! - `cancel`: the thread unwinds at its next park (at once if parked), once;
+//! - `cancel`: the thread unwinds at its next park (at once if parked; one
+//!   that has not started never runs, unless a thread is unwinding then), once;
 //!   its destructors run and may wait; a panic does the same; `join` returns
 //!   the value, the panic or `Cancelled`;
 //! - `time::timeout`: its work runs at once on the caller's green thread (the
@@ -909,6 +910,11 @@ impl Model {
         thread.woken_owed = false;
         if !thread.started {
             thread.started = true;
+            // Cancelled before it started: it never runs; its end is seen
+            // (its closure's values drop) at its turn.
+            if self.unwinds_now(t) {
+                return self.deliver(t, Wait::None);
+            }
             return Ok(());
         }
         let wait = std::mem::replace(&mut thread.wait, Wait::None);

@@ -37,6 +37,25 @@ use std::time::Instant;
 #[derive(Debug)]
 pub struct Cancelled;
 
+/// Whether a thread cancelled before it ever ran (its `cancel` is
+/// `Requested`) starts [`Started::Cancelled`]: it drops its code unrun and
+/// ends cancelled, the cancel delivered — as a [`Handle::spawn`] thread cancelled before its runtime
+/// started it never starts. Not while its OS thread is unwinding (another
+/// green thread parked in the middle of an unwind: see
+/// [`interrupt`](Scheduler::interrupt)): then it starts, and is cancelled at
+/// its first park after, as a running thread is. (Under `panic = "abort"` a
+/// thread cancelled before it ran was abandoned at once.)
+///
+/// [`Handle::spawn`]: crate::runtime::Handle::spawn
+#[cold]
+pub(super) fn cancelled_before_start(entry: &mut Task) -> bool {
+    if std::thread::panicking() {
+        return false;
+    }
+    entry.cancel = Cancel::Delivered;
+    true
+}
+
 impl Scheduler {
     /// Cancels `task`: it unwinds the next time it runs (under `panic =
     /// "abort"`, it is abandoned: see the module docs). A finished task, or one

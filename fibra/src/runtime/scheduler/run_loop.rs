@@ -6,9 +6,10 @@
 //! the loop's budget.
 
 use super::Scheduler;
+use super::cancel::cancelled_before_start;
 use super::deadlock::Deadlock;
 use crate::fiber::Step;
-use crate::runtime::task::{Body, Code, State, TaskId};
+use crate::runtime::task::{Body, Cancel, Code, Started, State, TaskId};
 use crate::stack::Stack;
 use crate::{Fiber, stack};
 use std::io;
@@ -159,6 +160,8 @@ impl Scheduler {
                 Code::Started(fiber) => fiber.clone(),
                 Code::Unstarted(body) => {
                     let body = std::mem::replace(body, Body::empty());
+                    let cancelled =
+                        entry.cancel == Cancel::Requested && cancelled_before_start(entry);
                     let own_size = if entry.has_options {
                         self.options.borrow()[&task.serial].stack_size
                     } else {
@@ -167,7 +170,13 @@ impl Scheduler {
                     let size = own_size.unwrap_or(self.stack_size);
                     match Stack::new(size) {
                         Ok(stack) => {
-                            let fiber = Fiber::on_stack(stack, move |_, ()| body.run(Ok(())));
+                            let fiber = Fiber::on_stack(stack, move |_, ()| {
+                                body.run(if cancelled {
+                                    Started::Cancelled
+                                } else {
+                                    Started::Run
+                                });
+                            });
                             let fiber = Rc::new(fiber);
                             entry.code = Code::Started(fiber.clone());
                             fiber
@@ -187,7 +196,7 @@ impl Scheduler {
                                 ),
                                 None => err,
                             };
-                            body.run(Err(err));
+                            body.run(Started::NoStack(err));
                             return;
                         }
                     }
