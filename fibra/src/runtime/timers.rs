@@ -99,6 +99,7 @@ impl Drop for ArmedTimer<'_> {
 
 impl Timers {
     /// Wakes `task` at `deadline` (or soon after), unless disarmed before.
+    #[inline]
     pub(super) fn insert(&mut self, deadline: Instant, task: TaskId) -> TimerKey {
         self.serial += 1;
         let serial = self.serial;
@@ -203,6 +204,7 @@ impl Timers {
 
     /// Disarms the armed timer in `slot`, taking it out of the lane or the
     /// heap; returns its task.
+    #[inline]
     fn take(&mut self, slot: usize) -> TaskId {
         let armed = self.armed.remove(slot);
         match armed.place {
