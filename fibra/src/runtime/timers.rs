@@ -10,24 +10,25 @@
 //!
 //! Most timers are disarmed rather than fired (a notified `wait_timeout`, a
 //! `recv_timeout` that got its message, a read that got its data before the
-//! socket's timeout), so disarming must be as cheap as arming. And most are
+//! socket's timeout), so disarming must be as cheap as arming; and most are
 //! armed a fixed time from now (a socket's timeout, a connection's
-//! keep-alive), so each is due no earlier than the one armed before it: such
+//! keep-alive), so each is due no earlier than the one armed before it. Such
 //! a timer joins the back of the lane, a list linked through the slab of
-//! armed timers, and leaves it by unlinking, both O(1) wherever it stands.
-//! In a heap the timer disarmed is usually its top (the connection that
-//! waited longest is the next to get a request), and removing the top is a
-//! sift of log n: measured (`scripts/http-instructions.sh`), arming and
-//! disarming the timer of fibra-http's keep-alive read cost ~300 of its 3,783
-//! instructions a request through the heap alone, ~140 through the lane.
+//! armed timers, and leaves it by unlinking, O(1) wherever it stands; in a
+//! heap, the timer disarmed is usually the top (the connection that waited
+//! longest gets the next request), and popping it is a sift of log n.
+//! Measured (`scripts/http-instructions.sh`), arming and disarming the timer
+//! of fibra-http's keep-alive read took ~300 of its 3,783 instructions a
+//! request through the heap, and ~115 through the lane.
 //!
-//! A timer due before the lane's last goes to the heap, which disarms
-//! lazily: the timer leaves the slab at once, and its heap entry, now dead, is
-//! dropped when it reaches the top, or when dead entries outnumber live ones
-//! and the heap is rebuilt without them (O(live), so O(1) amortised per
-//! disarm). The heap's top is always live, and so is the lane's first, so the
-//! next deadline and "is any timer armed" are read exactly, without skipping
-//! anything.
+//! A timer due before the lane's last goes to the heap (so a long timer at
+//! the lane's back, a long sleep, sends those armed after it to the heap
+//! until it goes: the heap's cost, no more), which disarms lazily: the timer
+//! leaves the slab at once, and its heap entry, now dead, is dropped when it
+//! reaches the top, or when dead entries outnumber live ones and the heap is
+//! rebuilt without them (O(live), so O(1) amortised per disarm). The heap's
+//! top is always live, and so is the lane's first, so the next deadline and
+//! "is any timer armed" are read exactly, without skipping anything.
 
 use super::task::TaskId;
 use slab::Slab;
@@ -226,12 +227,15 @@ impl Timers {
         armed.task
     }
 
+    /// Links lane timer `slot` to the one after it (a lane timer's
+    /// neighbours are lane timers).
     fn set_after(&mut self, slot: usize, to: Option<usize>) {
         if let Place::Lane { after, .. } = &mut self.armed[slot].place {
             *after = to;
         }
     }
 
+    /// Links lane timer `slot` to the one before it.
     fn set_before(&mut self, slot: usize, to: Option<usize>) {
         if let Place::Lane { before, .. } = &mut self.armed[slot].place {
             *before = to;
