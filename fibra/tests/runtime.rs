@@ -540,7 +540,11 @@ fn a_thread_that_cannot_have_a_stack_fails_with_the_reason() {
 fn finished_timeouts_and_cancelled_sleeps_take_their_timers_with_them() {
     fibra::run(|| {
         // A timer that stays armed, earlier than the others: disarmed timers
-        // below it in the heap are not dropped by reaching its top.
+        // below it in the heap are not dropped by reaching its top. The
+        // heap, not the lane of timers armed in deadline order: each is
+        // armed after the later `late`.
+        let late = fibra::spawn(|| sleep(Duration::from_secs(7200)));
+        runtime::yield_now();
         let sleeper = fibra::spawn(|| sleep(Duration::from_secs(1800)));
         runtime::yield_now();
         for round in 0..10_000 {
@@ -549,12 +553,15 @@ fn finished_timeouts_and_cancelled_sleeps_take_their_timers_with_them() {
             runtime::yield_now();
             cancelled.cancel();
             assert!(matches!(cancelled.join(), Err(JoinError::Cancelled)));
-            // The sleeper's timer, and at most as many disarmed entries.
+            // The sleepers' timers, and at most as many disarmed entries as
+            // the heap holds armed ones.
             let entries = runtime::timer_entries();
-            assert!(entries <= 2, "round {round}: {entries} timer entries");
+            assert!(entries <= 3, "round {round}: {entries} timer entries");
         }
-        sleeper.cancel();
-        assert!(matches!(sleeper.join(), Err(JoinError::Cancelled)));
+        for sleeper in [sleeper, late] {
+            sleeper.cancel();
+            assert!(matches!(sleeper.join(), Err(JoinError::Cancelled)));
+        }
         assert_eq!(runtime::timer_entries(), 0);
     });
 }

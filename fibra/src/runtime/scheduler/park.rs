@@ -211,8 +211,8 @@ impl Scheduler {
         }
     }
 
-    /// How many entries the timer heap holds, armed or disarmed (see
-    /// `runtime::timer_entries`).
+    /// How many entries the timers hold, armed or disarmed and not yet
+    /// dropped (see `runtime::timer_entries`).
     pub(crate) fn timer_entries(&self) -> usize {
         self.timers.borrow().entries()
     }
