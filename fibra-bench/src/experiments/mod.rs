@@ -12,6 +12,7 @@ mod fs;
 mod green_local;
 mod limits;
 mod may_child;
+#[cfg(target_os = "linux")]
 mod monoio_runtime;
 mod park;
 mod pingpong;

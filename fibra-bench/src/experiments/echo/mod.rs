@@ -10,6 +10,7 @@
 mod child;
 mod fibra;
 mod may;
+#[cfg(target_os = "linux")]
 mod monoio;
 mod tokio;
 
@@ -98,6 +99,7 @@ fn runtimes() -> Vec<Runtime<Size, Echoed>> {
                   (set_workers(1))",
             runner: Runner::Mode(Launcher::Child(EXPERIMENT.name), "may"),
         },
+        #[cfg(target_os = "linux")]
         Runtime {
             name: "monoio",
             how: "one monoio runtime on its io_uring driver (built without its epoll \
@@ -331,6 +333,7 @@ mod tests {
     /// Where the kernel refuses io_uring (a container's seccomp profile, or
     /// `kernel.io_uring_disabled`), the test says so and checks nothing: the
     /// benchmark's row fails there with the same reason.
+    #[cfg(target_os = "linux")]
     #[test]
     fn monoio_echoes_on_io_uring_and_reads_its_cpu_time() {
         if let Err(why) = crate::experiments::monoio_runtime::runtime() {

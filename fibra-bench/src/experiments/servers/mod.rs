@@ -8,6 +8,7 @@
 
 pub mod hyper;
 pub mod may_minihttp;
+#[cfg(target_os = "linux")]
 pub mod monoio;
 
 use crate::ctx::Ctx;
@@ -157,6 +158,7 @@ fn servers() -> Vec<Server> {
             // waits for the close; nor does it speak TLS.
             uses: &[Use::Plain],
         },
+        #[cfg(target_os = "linux")]
         Server {
             name: "monoio",
             how: "monoio thread-per-core, as monoio's own benchmark servers run it: a \

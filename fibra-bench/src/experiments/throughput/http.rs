@@ -50,14 +50,18 @@ pub const EXPERIMENT: Experiment = Experiment {
     child: Some(child),
 };
 
+/// The servers the child program runs, by name (monoio runs on io_uring,
+/// Linux's alone).
+const SERVERS: &[(&str, Child)] = &[
+    ("may_minihttp", servers::may_minihttp::main),
+    #[cfg(target_os = "linux")]
+    ("monoio", servers::monoio::main),
+];
+
 /// The child program, `fibra-bench --child http-throughput <SERVER> --port N
 /// --fib N --sleep-ms MS`: the server SERVER on the contract of
 /// [`servers`].
 fn child(args: &[String]) -> Result<(), String> {
-    const SERVERS: [(&str, Child); 2] = [
-        ("may_minihttp", servers::may_minihttp::main),
-        ("monoio", servers::monoio::main),
-    ];
     let usage = || {
         "usage: fibra-bench --child http-throughput may_minihttp|monoio [--port N] [--fib N] \
          [--sleep-ms MS]"
@@ -113,7 +117,7 @@ mod tests {
             assert!(err.starts_with("usage: "), "{bad:?}: {err}");
         }
         // The server's own parser refuses a bad contract before it listens.
-        for server in ["may_minihttp", "monoio"] {
+        for &(server, _) in SERVERS {
             let err = child(&args(&format!("{server} --fib many"))).unwrap_err();
             assert!(err.contains("--fib"), "{server}: {err}");
         }
