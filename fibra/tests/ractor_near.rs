@@ -2,9 +2,15 @@
 //! and their process-wide-pool forms put it on the same worker, so the two
 //! share one OS thread.
 
+#[path = "support/without_hanging.rs"]
+mod without_hanging;
+
 use fibra::ractor::{Context, Pool, Ractor};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::{self, ThreadId};
+use std::time::Duration;
+use without_hanging::without_hanging;
 
 /// A Ractor that waits for one message, then reports its OS thread.
 fn waits_then_reports(ctx: &Context<()>) -> ThreadId {
@@ -61,6 +67,84 @@ fn a_pair_on_one_worker_plays_ping_pong() {
     let (ball, ping_thread) = ping.join().unwrap();
     assert_eq!(ball, rounds);
     assert_eq!(ping_thread, pong.join().unwrap());
+}
+
+/// What stops the pair in [`a_busy_pair_still_lets_remote_wakes_and_timers_in`].
+#[derive(Clone, Copy, Debug)]
+enum Stopper {
+    /// A message from another OS thread to a Ractor of the pair's worker:
+    /// a wake through that worker's remote ring.
+    Message,
+    /// A timer of the pair's worker.
+    Timer,
+}
+
+/// A pair on one worker that keeps waking each other never leaves their
+/// worker's run queue empty; a third Ractor there, woken by a message from
+/// another OS thread or by its timer, still gets its turn (the loop takes
+/// remote wakes and expires timers at least every 64 switches) and stops
+/// the pair.
+#[test]
+fn a_busy_pair_still_lets_remote_wakes_and_timers_in() {
+    for stopper in [Stopper::Message, Stopper::Timer] {
+        without_hanging(&format!("the pair, stopped by {stopper:?}"), move || {
+            let pool = Pool::new(2);
+            let stop = Arc::new(AtomicBool::new(false));
+            let played = Arc::new(AtomicU64::new(0));
+            let pong: Ractor<ToPong, (), ThreadId> = pool.spawn(|ctx: &Context<ToPong>| {
+                let Ok(ToPong::ReplyTo(ping)) = ctx.receive() else {
+                    panic!("pong's first message names ping");
+                };
+                while let Ok(ToPong::Ball(ball)) = ctx.receive() {
+                    ping.send(ball + 1).unwrap();
+                }
+                thread::current().id()
+            });
+            let to_pong = pong.clone();
+            let (ping_stop, ping_played) = (stop.clone(), played.clone());
+            let ping = pool.spawn_near(&pong, move |ctx: &Context<u64>| {
+                let mut ball = ctx.receive().unwrap();
+                while !ping_stop.load(Ordering::Acquire) {
+                    to_pong.send(ToPong::Ball(ball)).unwrap();
+                    ball = ctx.receive().unwrap();
+                    ping_played.store(ball, Ordering::Release);
+                }
+                to_pong.close_incoming();
+                (ball, thread::current().id())
+            });
+            let (third_stop, third_played) = (stop.clone(), played.clone());
+            let third: Ractor<(), (), ThreadId> =
+                pool.spawn_near(&pong, move |ctx: &Context<()>| {
+                    match stopper {
+                        Stopper::Message => ctx.receive().unwrap(),
+                        Stopper::Timer => {
+                            while third_played.load(Ordering::Acquire) < 1_000 {
+                                fibra::time::sleep(Duration::from_millis(1));
+                            }
+                            // Armed while the pair plays, which it does until
+                            // this timer has fired.
+                            fibra::time::sleep(Duration::from_millis(1));
+                        }
+                    }
+                    third_stop.store(true, Ordering::Release);
+                    thread::current().id()
+                });
+            pong.send(ToPong::ReplyTo(ping.clone())).unwrap();
+            ping.send(0).unwrap();
+            if let Stopper::Message = stopper {
+                // The pair well under way (its worker's queue never empty
+                // since) before the message is sent.
+                while played.load(Ordering::Acquire) < 1_000 {
+                    thread::yield_now();
+                }
+                third.send(()).unwrap();
+            }
+            let (ball, ping_thread) = ping.join().unwrap();
+            assert!(ball >= 1_000);
+            assert_eq!(ping_thread, pong.join().unwrap());
+            assert_eq!(ping_thread, third.join().unwrap());
+        });
+    }
 }
 
 /// Ractors placed near one count on its worker: the next one placed by

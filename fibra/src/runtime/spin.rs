@@ -21,7 +21,7 @@
 //! that sleeps on this worker wakes on time, and the stall detector (which
 //! speaks up after 100 ms) never sees it.
 
-use super::scheduler;
+use super::scheduler::{self, Scheduler};
 use std::time::Duration;
 
 /// How long a green thread spins for a message before it parks: the whole of
@@ -51,15 +51,14 @@ pub(crate) enum GaveUp {
 
 /// Calls `poll` until it returns a value, for up to `limit` (and no later than
 /// the worker's next timer), while the running green thread is the only
-/// thing its worker could run; gives up at once, or as soon as that stops
-/// being so (see the module docs).
+/// thing its worker (`scheduler`, this OS thread's runtime) could run; gives
+/// up at once, or as soon as that stops being so (see the module docs). An
+/// OS thread outside a runtime has no scheduler to ask, and parks at once.
 pub(crate) fn poll_while_idle<T>(
+    scheduler: &Scheduler,
     limit: Duration,
     mut poll: impl FnMut() -> Option<T>,
 ) -> Result<T, GaveUp> {
-    let Some(scheduler) = scheduler::try_current() else {
-        return Err(GaveUp::Busy);
-    };
     let Some((start, limit)) = scheduler.idle_spin_budget(limit) else {
         return Err(GaveUp::Busy);
     };
@@ -99,7 +98,7 @@ mod tests {
     fn a_thread_spins_until_what_it_polls_for_comes() {
         runtime::run(|| {
             let looks = Cell::new(0);
-            let found = poll_while_idle(FOREVER, || {
+            let found = poll_while_idle(&scheduler::current(), FOREVER, || {
                 looks.set(looks.get() + 1);
                 (looks.get() == 100).then_some("here")
             });
@@ -112,7 +111,10 @@ mod tests {
     fn no_spin_while_another_green_thread_is_ready() {
         runtime::run(|| {
             let other = crate::spawn(|| {});
-            assert_eq!(poll_while_idle(FOREVER, || None::<()>), Err(GaveUp::Busy));
+            assert_eq!(
+                poll_while_idle(&scheduler::current(), FOREVER, || None::<()>),
+                Err(GaveUp::Busy)
+            );
             other.join().unwrap();
         });
     }
@@ -140,15 +142,13 @@ mod tests {
             // A spin that missed the due timer would time out (and fail)
             // rather than hang the test.
             let limit = Duration::from_secs(10);
-            assert_eq!(poll_while_idle(limit, || None::<()>), Err(GaveUp::Busy));
+            assert_eq!(
+                poll_while_idle(&scheduler::current(), limit, || None::<()>),
+                Err(GaveUp::Busy)
+            );
             sleeper.join().unwrap();
             assert!(woke.get());
         });
-    }
-
-    #[test]
-    fn no_spin_outside_a_runtime() {
-        assert_eq!(poll_while_idle(FOREVER, || None::<()>), Err(GaveUp::Busy));
     }
 
     /// A green thread of the same worker, parked, is woken by another OS
@@ -180,7 +180,7 @@ mod tests {
                     unparker.unpark();
                 })
             };
-            let spun = poll_while_idle(FOREVER, || {
+            let spun = poll_while_idle(&scheduler::current(), FOREVER, || {
                 spinning.store(true, Ordering::Release);
                 None::<()>
             });

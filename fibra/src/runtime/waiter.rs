@@ -6,9 +6,10 @@
 //! task of any async executor (awaiting a Ractor) through its [`Waker`].
 
 use super::remote::Unparker;
-use super::scheduler;
+use super::scheduler::{self, Scheduler};
 use super::wait::WaitReason;
 use crate::sync_prims::{self, thread};
+use std::rc::Rc;
 use std::task::Waker;
 use std::time::Instant;
 
@@ -24,25 +25,14 @@ impl Waiter {
     /// The calling thread: the running green thread if there is one, else the
     /// OS thread.
     pub(crate) fn current() -> Waiter {
-        match scheduler::try_current() {
-            Some(scheduler) if scheduler.is_running_a_thread() => {
-                Waiter::Green(scheduler.unparker(scheduler.running()))
-            }
-            _ => Waiter::Os(thread::current()),
-        }
+        Caller::get().waiter()
     }
 
     /// Whether this waiter wakes the calling thread: a wait site that waits
     /// again and again (a mailbox) keeps its waiter rather than make one each
     /// time, which would touch a reference count other cores touch too.
     pub(crate) fn is_current(&self) -> bool {
-        let scheduler = scheduler::try_current();
-        let green = scheduler.as_ref().filter(|s| s.is_running_a_thread());
-        match (self, green) {
-            (Waiter::Green(unparker), Some(scheduler)) => scheduler.unparks_running(unparker),
-            (Waiter::Os(os), None) => os.id() == thread::current().id(),
-            _ => false,
-        }
+        Caller::get().is(self)
     }
 
     pub(crate) fn wake(&self) {
@@ -61,14 +51,58 @@ impl Waiter {
     }
 }
 
+/// Who calls: the running green thread of this OS thread's runtime, or the
+/// OS thread itself. A wait site that asks several questions of the caller
+/// in one wait (a mailbox's receive: may it spin, is its waiter still the
+/// caller's, then park it) looks the runtime up once for all of them.
+pub(crate) enum Caller {
+    Green(Rc<Scheduler>),
+    Os,
+}
+
+impl Caller {
+    /// The calling thread.
+    pub(crate) fn get() -> Caller {
+        match scheduler::try_current() {
+            Some(scheduler) if scheduler.is_running_a_thread() => Caller::Green(scheduler),
+            _ => Caller::Os,
+        }
+    }
+
+    /// Wakes the caller.
+    pub(crate) fn waiter(&self) -> Waiter {
+        match self {
+            Caller::Green(scheduler) => Waiter::Green(scheduler.unparker(scheduler.running())),
+            Caller::Os => Waiter::Os(thread::current()),
+        }
+    }
+
+    /// Whether `waiter` wakes the caller (see [`Waiter::is_current`]).
+    pub(crate) fn is(&self, waiter: &Waiter) -> bool {
+        match (waiter, self) {
+            (Waiter::Green(unparker), Caller::Green(scheduler)) => {
+                scheduler.unparks_running(unparker)
+            }
+            (Waiter::Os(os), Caller::Os) => os.id() == thread::current().id(),
+            _ => false,
+        }
+    }
+
+    /// [`wait`]s: parks the caller until a [`Waiter`] for it wakes it, or
+    /// spuriously.
+    pub(crate) fn wait(&self, reason: WaitReason) {
+        match self {
+            Caller::Green(scheduler) => scheduler.park_on(reason),
+            Caller::Os => thread::park(),
+        }
+    }
+}
+
 /// Blocks the calling thread until a [`Waiter`] for it wakes it, or
 /// spuriously: parks the running green thread (waiting for `reason`, as a
 /// dump shows it), or else the OS thread.
 pub(crate) fn wait(reason: WaitReason) {
-    match scheduler::try_current() {
-        Some(scheduler) if scheduler.is_running_a_thread() => scheduler.park_on(reason),
-        _ => thread::park(),
-    }
+    Caller::get().wait(reason);
 }
 
 /// Waits as [`wait`] does, until `ready` returns true (it is asked first, then

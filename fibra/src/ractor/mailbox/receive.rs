@@ -9,7 +9,7 @@ use super::{CLOSED, Mailbox, POSITION};
 use crate::ractor::Closed;
 use crate::runtime::WaitReason;
 use crate::runtime::spin::{self, GaveUp};
-use crate::runtime::waiter;
+use crate::runtime::waiter::Caller;
 use std::ptr;
 use std::sync::atomic::Ordering;
 
@@ -23,17 +23,19 @@ impl<T> Mailbox<T> {
     /// mailbox may run at the same time (the single consumer: see the
     /// mailbox's module docs).
     pub(in crate::ractor) unsafe fn receive(&self) -> Result<T, Closed> {
+        // SAFETY: the single consumer, the caller's contract.
+        if let Some(message) = unsafe { self.pop() } {
+            return Ok(message);
+        }
+        // Looked up once for the spin, the registration and each park.
+        let caller = Caller::get();
         loop {
             // SAFETY: the single consumer, the caller's contract.
-            if let Some(message) = unsafe { self.pop() } {
+            if let Ok(message) = unsafe { self.spin_for_message(&caller) } {
                 return Ok(message);
             }
             // SAFETY: the single consumer, the caller's contract.
-            if let Ok(message) = unsafe { self.spin_for_message() } {
-                return Ok(message);
-            }
-            // SAFETY: the single consumer, the caller's contract.
-            unsafe { self.register() };
+            unsafe { self.register(&caller) };
             // SAFETY: the single consumer, the caller's contract.
             if let Some(message) = unsafe { self.pop() } {
                 self.unregister();
@@ -44,7 +46,11 @@ impl<T> Mailbox<T> {
                 self.unregister();
                 return Err(Closed(()));
             }
-            waiter::wait(WaitReason::RactorReceive);
+            caller.wait(WaitReason::RactorReceive);
+            // SAFETY: the single consumer, the caller's contract.
+            if let Some(message) = unsafe { self.pop() } {
+                return Ok(message);
+            }
         }
     }
 
@@ -56,9 +62,12 @@ impl<T> Mailbox<T> {
     /// # Safety
     ///
     /// The single consumer only.
-    unsafe fn spin_for_message(&self) -> Result<T, GaveUp> {
+    unsafe fn spin_for_message(&self, caller: &Caller) -> Result<T, GaveUp> {
+        let Caller::Green(scheduler) = caller else {
+            return Err(GaveUp::Busy);
+        };
         // SAFETY: the caller's.
-        spin::poll_while_idle(spin::SPIN_FOR_MESSAGE, || unsafe { self.pop() })
+        spin::poll_while_idle(scheduler, spin::SPIN_FOR_MESSAGE, || unsafe { self.pop() })
     }
 
     /// The next message if one is there.

@@ -35,7 +35,7 @@
 //! none can start to before `WAITING` is set again.
 
 use super::Mailbox;
-use crate::runtime::waiter::Waiter;
+use crate::runtime::waiter::Caller;
 use crate::sync_prims::{Backoff, fence};
 use std::sync::atomic::Ordering;
 
@@ -131,16 +131,19 @@ impl<T> Mailbox<T> {
         }
     }
 
-    /// Records the calling thread as the one to wake and sets WAITING.
+    /// Records the calling thread (`caller`) as the one to wake and sets
+    /// WAITING.
     ///
     /// # Safety
     ///
     /// The single consumer only.
-    pub(super) unsafe fn register(&self) {
+    pub(super) unsafe fn register(&self, caller: &Caller) {
         let current = self.waiter.with(|waiter| {
             // SAFETY: reading the slot races only with other reads (wakers');
             // only the consumer — us — writes it.
-            unsafe { &*waiter }.as_ref().is_some_and(Waiter::is_current)
+            unsafe { &*waiter }
+                .as_ref()
+                .is_some_and(|waiter| caller.is(waiter))
         });
         if !current {
             // The unusual case: another thread waits now. (The same thread's
@@ -151,7 +154,7 @@ impl<T> Mailbox<T> {
             unsafe {
                 self.quiesce();
                 self.waiter
-                    .with_mut(|waiter| *waiter = Some(Waiter::current()));
+                    .with_mut(|waiter| *waiter = Some(caller.waiter()));
             }
         }
         // Release: a waker that claims the wake sees the slot written.

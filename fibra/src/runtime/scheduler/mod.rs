@@ -140,6 +140,9 @@ pub(crate) struct Scheduler {
     /// its own (see `tick`).
     clock: Cell<Instant>,
     passes: Cell<u32>,
+    /// A thread yielded in this pass of the loop (`yield_now`): the pass
+    /// ends with the threads that were ready when it began (see `ROUND`).
+    yielded: Cell<bool>,
     /// Set while a dump resumes parked threads to trace them (see
     /// `stack_trace`); what they tell goes into `trace`.
     tracing: Cell<bool>,
@@ -187,6 +190,7 @@ impl Scheduler {
             options: RefCell::new(HashMap::new()),
             clock: Cell::new(Instant::now()),
             passes: Cell::new(0),
+            yielded: Cell::new(false),
             tracing: Cell::new(false),
             trace: RefCell::new(Trace::default()),
             ractors: Cell::new(None),

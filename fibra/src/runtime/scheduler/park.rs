@@ -108,6 +108,7 @@ impl Scheduler {
             entry.state = state;
             if state == State::Runnable {
                 self.queue.borrow_mut().push_back(task);
+                self.yielded.set(true);
                 self.monitor.counters.yields.add(1);
             } else {
                 self.monitor.counters.parks.add(1);

@@ -41,6 +41,19 @@ pub(crate) const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(20);
 /// about 3.6 % (`perf record -e cpu-clock`), for one more `epoll_wait` every
 /// 64 threads run — a few hundredths of a system call per round trip. (End to
 /// end that is within the noise of a shared VM: see the reactor's docs.)
+///
+/// A pass runs the threads that were ready when it began, and then — unless
+/// one of them yielded — the threads they readied meanwhile (a message to a
+/// green thread or Ractor of this worker, a lock handed over), up to `ROUND`
+/// in all: two threads of one worker that take turns — a pair placed with
+/// `Pool::spawn_near` — then switch from one to the other without a pass of
+/// the loop between (the remote ring, the timers and the poller looked at,
+/// the clock ticked) on every turn. So a wake from another OS thread, a due
+/// timer and a ready socket are still seen within `ROUND` switches, as before;
+/// and a `yield_now` still lets the loop go round once the threads ready
+/// before it have run, as it always did. (Go's `runnext` runs the one
+/// goroutine a goroutine readies next; here the readied thread still waits
+/// behind those that were ready before it, so none of them waits longer.)
 const ROUND: usize = 64;
 
 /// How many passes of a busy runtime's loop may go by without a clock read
@@ -61,10 +74,16 @@ impl Scheduler {
     ) -> Result<(), Deadlock> {
         let mut woken = Vec::new();
         loop {
-            // Run what is ready, but poll between rounds so that a thread that
-            // keeps yielding does not starve sockets and timers.
+            // Run what is ready — and, unless one of them yields, what those
+            // threads make ready meanwhile (see `ROUND`) — but poll between
+            // rounds so that a thread that keeps yielding does not starve
+            // sockets and timers.
             let round = self.queue.borrow().len().min(ROUND);
-            for _ in 0..round {
+            self.yielded.set(false);
+            for ran in 0..ROUND {
+                if ran >= round && self.yielded.get() {
+                    break;
+                }
                 let Some(task) = self.queue.borrow_mut().pop_front() else {
                     break;
                 };
@@ -306,7 +325,18 @@ impl Scheduler {
 
     /// Wakes the threads that other OS threads unparked, and runs the
     /// errands they queued (see `Remote::send_errand`).
+    #[inline(always)]
     pub(super) fn take_remote_wakes(&self, buffer: &mut Vec<TaskId>) {
+        // Usually there is none: then a look at the ring's head slot and at
+        // the overflow flag (two loads of lines that only a wake writes) is
+        // all the pass spends here, not a take, a drain and an errand check.
+        if self.remote.pending() {
+            self.take_pending_wakes(buffer);
+        }
+    }
+
+    /// [`take_remote_wakes`](Self::take_remote_wakes), once one is pending.
+    fn take_pending_wakes(&self, buffer: &mut Vec<TaskId>) {
         self.remote.take(buffer);
         let mut errands = false;
         buffer.drain(..).for_each(|task| {
@@ -338,10 +368,20 @@ impl Scheduler {
     /// read only once the rest allows a spin: a receiver whose worker has
     /// another thread to run (the peer of a pair placed on one worker, which
     /// it has just woken) gives way without reading it.
+    #[inline]
     pub(crate) fn idle_spin_budget(&self, limit: Duration) -> Option<(Instant, Duration)> {
         if !self.is_running_a_thread() || self.reactor.has_waiters() || self.has_other_work() {
             return None;
         }
+        self.spin_budget_from_now(limit)
+    }
+
+    /// [`idle_spin_budget`](Self::idle_spin_budget) once a spin is allowed:
+    /// out of line, so that a receiver whose worker has other work (the common
+    /// case for a pair on one worker) does not pay for the registers the clock
+    /// and the timers need.
+    #[inline(never)]
+    fn spin_budget_from_now(&self, limit: Duration) -> Option<(Instant, Duration)> {
         let now = Instant::now();
         let next_timer = self.timers.borrow().next_timeout(now);
         let budget = next_timer.map_or(limit, |next| next.min(limit));
