@@ -235,6 +235,90 @@ fn dropping_a_suspended_fiber_runs_the_destructors_on_its_stack() {
     assert!(!finished.get());
 }
 
+/// A value that counts its drops and, if asked, panics in its destructor.
+struct CountsAndPanics {
+    drops: Rc<Cell<u32>>,
+    panics: bool,
+}
+
+impl Drop for CountsAndPanics {
+    fn drop(&mut self) {
+        self.drops.set(self.drops.get() + 1);
+        if self.panics {
+            panic!("the suspended value's destructor");
+        }
+    }
+}
+
+/// A fiber that catches the unwind of its drop and suspends again hands the
+/// value it suspends with to the dropper: that value is dropped exactly once,
+/// and the fiber is unwound again, to its end.
+#[test]
+fn a_value_suspended_during_a_drop_is_dropped_once() {
+    let drops = Rc::new(Cell::new(0));
+    let d = drops.clone();
+    let fiber: Fiber<(), CountsAndPanics, ()> = Fiber::new(move |y, ()| {
+        let value = || CountsAndPanics {
+            drops: d.clone(),
+            panics: false,
+        };
+        let _ = panic::catch_unwind(AssertUnwindSafe(|| y.suspend(value())));
+        y.suspend(value()); // being dropped: comes back as the unwind
+        unreachable!("a fiber being dropped does not go on");
+    });
+    match fiber.resume(()) {
+        Ok(Step::Yield(first)) => drop(first),
+        _ => panic!("the fiber suspends"),
+    }
+    assert_eq!(drops.get(), 1);
+    drop(fiber);
+    assert_eq!(drops.get(), 2, "the value suspended during the drop");
+}
+
+/// If that value's destructor panics, the drop still unwinds the fiber to its
+/// end, and the panic continues in the code that dropped it.
+#[test]
+fn a_panic_dropping_a_value_suspended_during_a_drop_continues_in_the_dropper() {
+    let drops = Rc::new(Cell::new(0));
+    let (d, ended) = (drops.clone(), Rc::new(Cell::new(false)));
+    let e = ended.clone();
+    let fiber: Fiber<(), CountsAndPanics, ()> = Fiber::new(move |y, ()| {
+        let _ = panic::catch_unwind(AssertUnwindSafe(|| {
+            y.suspend(CountsAndPanics {
+                drops: d.clone(),
+                panics: false,
+            })
+        }));
+        let _marks_the_end = scopeguard(e.clone());
+        y.suspend(CountsAndPanics {
+            drops: d.clone(),
+            panics: true,
+        });
+    });
+    match fiber.resume(()) {
+        Ok(Step::Yield(first)) => drop(first),
+        _ => panic!("the fiber suspends"),
+    }
+    let payload = panic::catch_unwind(AssertUnwindSafe(move || drop(fiber))).unwrap_err();
+    assert_eq!(
+        payload.downcast_ref::<&str>(),
+        Some(&"the suspended value's destructor")
+    );
+    assert_eq!(drops.get(), 2);
+    assert!(ended.get(), "the fiber was unwound past its last suspend");
+}
+
+/// Sets its flag when dropped.
+fn scopeguard(flag: Rc<Cell<bool>>) -> impl Drop {
+    struct Sets(Rc<Cell<bool>>);
+    impl Drop for Sets {
+        fn drop(&mut self) {
+            self.0.set(true);
+        }
+    }
+    Sets(flag)
+}
+
 #[test]
 fn dropping_an_unstarted_fiber_drops_its_closure() {
     let drops = Rc::new(Cell::new(0));

@@ -169,7 +169,8 @@ fn f1_a_new_panic_while_dropped_reaches_the_dropper_once_the_fiber_is_dead() {
 }
 
 // Finding 1: a fiber that catches the forced unwind and suspends is unwound
-// again (its suspend does not switch), until it ends.
+// again (its suspend comes back to the dropper, which sends the unwind
+// again at once), until it ends.
 #[test]
 fn f1_a_dropped_fiber_that_suspends_again_is_unwound_again() {
     let caught = Rc::new(Cell::new(0));

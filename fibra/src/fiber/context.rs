@@ -260,14 +260,16 @@ impl Header {
     ///
     /// # Safety
     ///
-    /// Must be called on this fiber's own stack while it runs (`Running`, not
-    /// `Unwinding`), with the types it was prepared with.
+    /// Must be called on this fiber's own stack while it runs, with the types
+    /// it was prepared with. While it is being dropped (`Unwinding`), its
+    /// resumer is the dropper's `Fiber::unwind`, which takes the message and
+    /// sends `Unwind` back.
     pub(super) unsafe fn leave<I, Y, R>(&self, message: Outbound<Y, R>) -> Inbound<I> {
         self.state.set(State::Yielded);
         let message = ManuallyDrop::new(message);
-        // SAFETY: the fiber runs, so `parent` holds the resumer, suspended in
-        // `enter` and reading an `Outbound<Y, R>`; whoever switches back here
-        // sends an `Inbound<I>`.
+        // SAFETY: the fiber runs, so `parent` holds the resumer (its dropper's
+        // `unwind` while it is being dropped), suspended in `enter` and reading
+        // an `Outbound<Y, R>`; whoever switches back here sends an `Inbound<I>`.
         unsafe {
             let got = arch::switch_return(
                 self.own.as_ptr(),

@@ -8,7 +8,7 @@ use super::Fiber;
 use super::context::State;
 use super::message::{Inbound, Outbound, PanicSlot};
 use std::mem::ManuallyDrop;
-use std::panic;
+use std::panic::{self, AssertUnwindSafe};
 
 impl<I, Y, R> Drop for Fiber<I, Y, R> {
     fn drop(&mut self) {
@@ -54,9 +54,21 @@ impl<I, Y, R> Fiber<I, Y, R> {
         self.header()
             .set_dropped_while_panicking(std::thread::panicking());
         // The header, not the cached `sp`: a Transferred fiber's copy may be stale.
-        let outcome = self.run(self.header_sp(), Inbound::Unwind, State::Unwinding);
-        // A fiber being dropped cannot transfer, and its `suspend` unwinds
-        // without switching, so what came back is its own end.
+        let mut outcome = self.run(self.header_sp(), Inbound::Unwind, State::Unwinding);
+        // A `suspend` made while it unwinds comes back here with its value (the
+        // hot path of `suspend` does not look for a drop): drop the value and
+        // send the unwind again, which that `suspend` meets as its answer. A
+        // panic out of the value's destructor continues once the fiber is dead,
+        // as one that ends the fiber does.
+        let mut late_panic = None;
+        while let Outbound::Yield(value) = outcome {
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
+                late_panic.get_or_insert(payload);
+            }
+            outcome = self.run(self.header_sp(), Inbound::Unwind, State::Unwinding);
+        }
+        // A fiber being dropped cannot transfer, so what came back is its own
+        // end.
         if self.header().state() != State::Dead {
             eprintln!(
                 "fibra: a dropped fiber came back alive; this is a bug in fibra, so the process aborts"
@@ -65,10 +77,10 @@ impl<I, Y, R> Fiber<I, Y, R> {
         }
         match outcome {
             // It ended by the forced unwind, or caught it and returned.
-            Outbound::Unwound | Outbound::Return(_) => None,
+            Outbound::Unwound | Outbound::Return(_) => late_panic,
             // It caught the unwind and panicked anew.
             Outbound::Panicked => Some(PanicSlot::take()),
-            Outbound::Yield(_) => unreachable!("fibra: a fiber being dropped suspended"),
+            Outbound::Yield(_) => unreachable!("the loop above sends the unwind again"),
         }
     }
 }

@@ -42,16 +42,14 @@ impl<I, Y, R> Yielder<I, Y, R> {
     #[inline]
     pub fn suspend(&self, value: Y) -> I {
         let header = self.header();
-        if header.state() == State::Unwinding {
-            drop(value);
-            suspended_while_dropped(header);
-        }
+        // No check for a fiber being dropped on this path: its dropper takes the
+        // value and sends the unwind straight back (`Fiber::unwind`), which lands
+        // in the `Unwind` arm below — one branch that every suspend makes anyway.
         // SAFETY: we are on this fiber's stack while it runs (a yielder never
-        // leaves its fiber), it is not being dropped, and the types are the
-        // fiber's own.
+        // leaves its fiber), and the types are the fiber's own.
         match unsafe { header.leave::<I, Y, R>(Outbound::Yield(value)) } {
             Inbound::Resume(input) => input,
-            Inbound::Unwind => forced_unwind(),
+            Inbound::Unwind => unwind_again(header),
         }
     }
 
@@ -89,16 +87,16 @@ impl<I, Y, R> Yielder<I, Y, R> {
     }
 }
 
-/// What `suspend` does in a fiber that is being dropped: it cannot give control
-/// back (the dropper waits for the fiber's end), so it unwinds again at once.
-/// Unless this thread is unwinding and was not when the drop began — then the
-/// unwind in flight is the fiber's own, the caller is a destructor it runs, and
-/// a panic out of it would make Rust abort with a message that does not say
-/// why: say why, and abort. (When the dropper was itself unwinding, the two
-/// cannot be told apart: the fiber unwinds again, and if that is from such a
-/// destructor, Rust aborts with its own message.)
+/// What `suspend` does when the fiber is being dropped: it unwinds (again) at
+/// once — the first time for a fiber suspended before the drop, again for one
+/// that suspends while it unwinds. Unless this thread is unwinding and was not
+/// when the drop began — then the unwind in flight is the fiber's own, the
+/// caller is a destructor it runs, and a panic out of it would make Rust abort
+/// with a message that does not say why: say why, and abort. (When the dropper
+/// was itself unwinding, the two cannot be told apart: the fiber unwinds again,
+/// and if that is from such a destructor, Rust aborts with its own message.)
 #[cold]
-fn suspended_while_dropped(header: &Header) -> ! {
+fn unwind_again(header: &Header) -> ! {
     if std::thread::panicking() && !header.dropped_while_panicking() {
         eprintln!(
             "fibra: a fiber suspended while it was being dropped and unwound (a destructor \
