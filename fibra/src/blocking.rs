@@ -1,8 +1,9 @@
 //! Running blocking code without blocking the other green threads: a pool of
 //! OS threads takes the work, and only the green thread that asked parks.
 
+use crate::runtime;
 use crate::runtime::WaitReason;
-use crate::runtime::{self, scheduler};
+use crate::runtime::scheduler::{self, Scheduler};
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
@@ -15,7 +16,8 @@ const MAX_THREADS: usize = 512;
 const IDLE: Duration = Duration::from_secs(10);
 
 /// Runs `f` on a pool of OS threads and parks the calling green thread until it
-/// is done; the runtime's other green threads run meanwhile. This is how to
+/// is done (at least once, however soon `f` ends); the runtime's other green
+/// threads run meanwhile. This is how to
 /// call what fibra cannot make non-blocking: file systems, DNS, C libraries,
 /// database drivers, long computations.
 ///
@@ -50,19 +52,32 @@ where
     let Some(scheduler) = scheduler::try_current() else {
         return f();
     };
+    hand_off(&scheduler, f, |job| pool().submit(job))
+}
+
+/// [`blocking`] on a green thread of `scheduler`: hands the job that runs `f`
+/// to `submit` (the pool's), then parks until it has run.
+fn hand_off<F, T>(scheduler: &Scheduler, f: F, submit: impl FnOnce(Job)) -> T
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
     let slot: Arc<Mutex<Option<thread::Result<T>>>> = Arc::new(Mutex::new(None));
     let unparker = runtime::current().unparker();
     let filled = slot.clone();
-    pool().submit(Box::new(move || {
+    submit(Box::new(move || {
         let outcome = panic::catch_unwind(AssertUnwindSafe(f));
         *filled.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
         unparker.unpark();
     }));
+    // Parks before it looks, even if the job has ended already (a quick
+    // call, this OS thread preempted meanwhile), as `hop` does: a call to the
+    // pool always lets the runtime's other green threads run.
     loop {
+        scheduler.park_on(WaitReason::Blocking);
         if let Some(outcome) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
             return outcome.unwrap_or_else(|payload| panic::resume_unwind(payload));
         }
-        scheduler.park_on(WaitReason::Blocking);
     }
 }
 
@@ -151,5 +166,41 @@ impl Pool {
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hand_off;
+    use crate::runtime::scheduler;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    /// A job that has ended before its caller could park (a quick call, the
+    /// caller's OS thread preempted meanwhile) still parks the caller once:
+    /// the green thread ready before the call runs during it.
+    #[test]
+    #[cfg_attr(miri, ignore = "runs green threads: the switch is inline assembly")]
+    fn the_caller_parks_even_if_the_job_ended_first() {
+        crate::run(|| {
+            let ran = Rc::new(Cell::new(false));
+            let other = crate::spawn({
+                let ran = ran.clone();
+                move || ran.set(true)
+            });
+            let scheduler = scheduler::try_current().unwrap();
+            // The job runs to its end on another OS thread before the call
+            // looks for its outcome.
+            let value = hand_off(
+                &scheduler,
+                || 7,
+                |job| {
+                    std::thread::spawn(job).join().unwrap();
+                },
+            );
+            assert_eq!(value, 7);
+            assert!(ran.get(), "the call returned without parking");
+            other.join().unwrap();
+        });
     }
 }
