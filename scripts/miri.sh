@@ -2,7 +2,7 @@
 # Runs fibra's unit tests under Miri, which checks them for undefined behaviour:
 # the messages that cross a switch (fiber/message.rs: uninitialised bytes,
 # pointer provenance), the stack-size arithmetic and the stack pool's
-# bookkeeping, the timer heap and the wait lists.
+# bookkeeping, the timers (a lane and a lazy heap) and the wait lists.
 #
 # What Miri cannot reach: the context switch and the stack bootstrap are inline
 # and naked assembly (arch/), which Miri does not run, and with them every test

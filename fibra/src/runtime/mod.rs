@@ -431,11 +431,11 @@ pub fn park() {
     scheduler::current_for("fibra::runtime::park").park_on(WaitReason::Park);
 }
 
-/// How many entries the running runtime's timer heap holds, armed or disarmed
-/// and not yet dropped: what its timers cost in memory. Each wait with a time
-/// limit arms one timer and disarms it when it ends, so this stays within
-/// about twice the waits in progress however many have been made. For fibra's
-/// own tests; not part of the API.
+/// How many entries the running runtime's timers (a lane and a lazy heap)
+/// hold, armed or disarmed and not yet dropped: what they cost in memory.
+/// Each wait with a time limit arms one timer and disarms it when it ends, so
+/// this stays within about twice the waits in progress however many have been
+/// made. For fibra's own tests; not part of the API.
 ///
 /// # Panics
 ///
