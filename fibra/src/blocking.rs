@@ -1,9 +1,9 @@
 //! Running blocking code without blocking the other green threads: a pool of
 //! OS threads takes the work, and only the green thread that asked parks.
 
-use crate::runtime;
 use crate::runtime::WaitReason;
-use crate::runtime::scheduler::{self, Scheduler};
+use crate::runtime::scheduler::Scheduler;
+use crate::runtime::{self, scheduler};
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
@@ -17,9 +17,9 @@ const IDLE: Duration = Duration::from_secs(10);
 
 /// Runs `f` on a pool of OS threads and parks the calling green thread until it
 /// is done (at least once, however soon `f` ends); the runtime's other green
-/// threads run meanwhile. This is how to
-/// call what fibra cannot make non-blocking: file systems, DNS, C libraries,
-/// database drivers, long computations.
+/// threads run meanwhile. This is how to call what fibra cannot make
+/// non-blocking: file systems, DNS, C libraries, database drivers, long
+/// computations.
 ///
 /// ```
 /// use std::time::Duration;
