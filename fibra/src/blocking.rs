@@ -40,7 +40,8 @@ const IDLE: Duration = Duration::from_secs(10);
 /// });
 /// ```
 ///
-/// Outside a runtime, `f` simply runs on the calling thread. If `f` panics, the
+/// Outside a runtime, or on a fiber that a green thread resumed (which cannot
+/// park it), `f` simply runs on the calling thread. If `f` panics, the
 /// panic continues in the caller. If the calling green thread is cancelled while
 /// it waits (or the deadline of a [`timeout`](crate::time::timeout) around it
 /// passes), `f` still runs to its end on the pool and its result is dropped.
@@ -49,7 +50,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let Some(scheduler) = scheduler::try_current() else {
+    let Some(scheduler) = scheduler::try_current().filter(|s| s.can_park_here()) else {
         return f();
     };
     hand_off(&scheduler, f, |job| pool().submit(job))
@@ -201,6 +202,16 @@ mod tests {
             assert_eq!(value, 7);
             assert!(ran.get(), "the call returned without parking");
             other.join().unwrap();
+        });
+    }
+    /// On a fiber that a green thread resumed, which cannot park the green
+    /// thread, `blocking` runs `f` there, as outside a runtime.
+    #[test]
+    #[cfg_attr(miri, ignore = "runs green threads: the switch is inline assembly")]
+    fn on_a_fiber_a_green_thread_resumed_f_runs_in_place() {
+        crate::run(|| {
+            let fiber = crate::Fiber::<(), (), u32>::new(|_, ()| super::blocking(|| 7));
+            assert_eq!(fiber.resume(()).unwrap(), crate::Step::Return(7));
         });
     }
 }
