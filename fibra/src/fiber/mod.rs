@@ -280,7 +280,10 @@ impl<I, Y, R> Fiber<I, Y, R> {
         let (outcome, suspended) = unsafe { self.header().enter::<I, Y, R>(sp, message, running) };
         // The stack pointer that came back is this fiber's if it lies on this
         // fiber's stack; otherwise the fiber transferred away and another one
-        // came back, and this fiber's is in its header.
+        // came back, and this fiber's is in its header. Keeping whatever came
+        // back would be unsound: A transfers to B, B resumes C, C transfers
+        // to A, A suspends (to B: A is Yielded, its kept pointer forgotten),
+        // B suspends to here — and A's next resume would enter B's stack.
         let bottom = self.stack.top() as usize - self.stack.size();
         if (suspended as usize).wrapping_sub(bottom) < self.stack.size() {
             self.sp.set(suspended);
