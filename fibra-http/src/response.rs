@@ -258,11 +258,9 @@ impl Response {
     /// in place.
     #[inline]
     fn typed(content_type: HeaderValue, body: Body) -> Response {
-        let mut headers = crate::header_maps::take();
-        headers.append(header::CONTENT_TYPE, content_type);
         Response {
             status: StatusCode::OK,
-            headers,
+            headers: crate::header_maps::take_typed(content_type),
             body,
         }
     }
