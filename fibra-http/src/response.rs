@@ -350,15 +350,19 @@ impl Response {
     /// caller says how the body is framed.
     pub(crate) fn write_head(&self, out: &mut Vec<u8>, framing: Framing, keep_alive: KeepAlive) {
         let code = self.status();
-        // The code's three digits (a `StatusCode` is 100–999) go in with the
-        // line's start, as one piece.
-        let mut start = *b"HTTP/1.1 000 ";
-        for (at, unit) in [(9, 100), (10, 10), (11, 1)] {
-            start[at] = b'0' + (code / unit % 10) as u8;
+        match status::line(code) {
+            Some(line) => out.extend_from_slice(line.as_bytes()),
+            None => {
+                // A code without a reason phrase: its three digits (a
+                // `StatusCode` is 100–999) go in with the line, as one piece.
+                let mut line = *b"HTTP/1.1 000 \r\n";
+                for (at, unit) in [(9, 100), (10, 10), (11, 1)] {
+                    line[at] = b'0' + (code / unit % 10) as u8;
+                }
+                out.extend_from_slice(&line);
+            }
         }
-        out.extend_from_slice(&start);
-        out.extend_from_slice(status::reason(code).as_bytes());
-        out.extend_from_slice(b"\r\ndate: ");
+        out.extend_from_slice(b"date: ");
         crate::date::push_now(out);
         out.extend_from_slice(b"\r\n");
         for (name, value) in &self.headers {
