@@ -362,9 +362,7 @@ impl Response {
                 out.extend_from_slice(&line);
             }
         }
-        out.extend_from_slice(b"date: ");
-        crate::date::push_now(out);
-        out.extend_from_slice(b"\r\n");
+        crate::date::push_field(out);
         for (name, value) in &self.headers {
             if [
                 header::CONTENT_LENGTH,
