@@ -148,11 +148,13 @@ impl Request {
     /// A part of `text`. Every range ends at the end of a part, or at an
     /// ASCII byte in it (`?`, the `/` after an authority), so on a `char`
     /// boundary: this never falls back.
+    #[inline]
     fn text(&self, range: &Range<usize>) -> &str {
         self.text.get(range.clone()).unwrap_or_default()
     }
 
     /// The method, e.g. `GET`.
+    #[inline]
     pub fn method(&self) -> &str {
         self.text(&self.method)
     }
@@ -163,6 +165,7 @@ impl Request {
     /// accepted by servers, RFC 9112 §3.2.2) it is the path within it, and
     /// `/` if it has none (the host is [`authority`](Self::authority)); for
     /// `OPTIONS *` it is `*`.
+    #[inline]
     pub fn path(&self) -> &str {
         match self.text(&self.path) {
             "" => "/",
