@@ -16,14 +16,12 @@ pub(crate) fn is_valid(value: &[u8]) -> bool {
             Some(close) if is_ip_literal(&literal[..close]) => &literal[close + 1..],
             _ => return false,
         },
-        None => {
-            let colon = value.iter().position(|&b| b == b':').unwrap_or(value.len());
-            let (name, port) = value.split_at(colon);
-            if !is_reg_name(name) {
-                return false;
-            }
-            port
-        }
+        // The name ends at the first byte that cannot be in one, which
+        // must be the port's `:`.
+        None => match reg_name_len(value) {
+            Some(len) => &value[len..],
+            None => return false,
+        },
     };
     match port.split_first() {
         None => true,
@@ -31,22 +29,23 @@ pub(crate) fn is_valid(value: &[u8]) -> bool {
     }
 }
 
-/// `*( unreserved / pct-encoded / sub-delims )`.
-fn is_reg_name(name: &[u8]) -> bool {
-    let mut rest = name;
-    while let Some((&byte, after)) = rest.split_first() {
-        rest = match byte {
-            b'%' => match after {
-                [high, low, after @ ..] if high.is_ascii_hexdigit() && low.is_ascii_hexdigit() => {
-                    after
-                }
-                _ => return false,
-            },
-            _ if PLAIN[usize::from(byte)] => after,
-            _ => return false,
-        };
+/// The length of the `*( unreserved / pct-encoded / sub-delims )` that
+/// `value` begins with, read in one pass; `None` if a `%` in it is not
+/// followed by two hex digits.
+fn reg_name_len(value: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    loop {
+        let rest = &value[at..];
+        at += rest
+            .iter()
+            .position(|&b| !PLAIN[usize::from(b)])
+            .unwrap_or(rest.len());
+        match value[at..] {
+            [b'%', high, low, ..] if high.is_ascii_hexdigit() && low.is_ascii_hexdigit() => at += 3,
+            [b'%', ..] => return None,
+            _ => return Some(at),
+        }
     }
-    true
 }
 
 /// The bytes that stand for themselves in a reg-name, unreserved or
@@ -111,6 +110,8 @@ mod tests {
             b"[2001:db8::7]",
             b"[v1.fe80::a+en1]",
             b"a%20b",
+            b"a%41:80",
+            b":80",
             b"sub-delims!$&'()*+,;=",
             b" localhost ",
         ] {
@@ -136,6 +137,8 @@ mod tests {
             b"a:80:80",
             b"a%2",
             b"a%zz",
+            b"a%3:1",
+            b"a:%41",
             b"[::1",
             b"[::1]x",
             b"[::1]:x",
