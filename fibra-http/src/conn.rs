@@ -198,7 +198,7 @@ impl<'a, T: Transport> Conn<'a, T> {
                         if !self.request.has_valid_target() {
                             return Err(Stop::Reject(400, "malformed request target"));
                         }
-                        let head = analyse(&self.request, self.limits)?;
+                        let head = analyse(&parsed, self.request.version(), self.limits)?;
                         if head_deadline.is_none() && !matches!(head.body, BodyFraming::None) {
                             // The head came whole: the body's deadline
                             // counts from here.
@@ -801,8 +801,13 @@ fn head_too_large(head: &[u8], limits: &Limits) -> Stop {
     }
 }
 
-/// Reads the head's framing and connection headers (RFC 9112 §6, §9).
-fn analyse(request: &Request, limits: &Limits) -> Result<Head, Stop> {
+/// Reads the head's framing and connection headers (RFC 9112 §6, §9), from
+/// the parser's own slices of the head (`version` as the request has it).
+fn analyse(
+    parsed: &httparse::Request<'_, '_>,
+    version: Version,
+    limits: &Limits,
+) -> Result<Head, Stop> {
     let mut length: Option<u64> = None;
     // Whether a Transfer-Encoding field is present, even an empty one: it
     // still overrides Content-Length for a recipient that reads it.
@@ -811,44 +816,53 @@ fn analyse(request: &Request, limits: &Limits) -> Result<Head, Stop> {
     let (mut close, mut keep) = (false, false);
     let mut expects_continue = false;
     let mut hosts = 0;
-    for (name, value) in request.headers() {
-        if name.eq_ignore_ascii_case("content-length") {
-            let n =
-                parse_length(value).ok_or(Stop::Reject(400, "Content-Length is not a number"))?;
-            if length.is_some_and(|l| l != n) {
-                return Err(Stop::Reject(400, "conflicting Content-Length values"));
-            }
-            length = Some(n);
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            coded = true;
-            for coding in tokens(value) {
-                if chunked {
-                    // `chunked` must be the last coding, and only once.
-                    return Err(Stop::Reject(400, "chunked is not the last transfer coding"));
+    for header in parsed.headers.iter() {
+        let (name, value) = (header.name.as_bytes(), header.value);
+        // The fields read here have names of different lengths: a name is
+        // compared with the one of its length, if any.
+        match name.len() {
+            14 if name.eq_ignore_ascii_case(b"content-length") => {
+                let n = parse_length(value)
+                    .ok_or(Stop::Reject(400, "Content-Length is not a number"))?;
+                if length.is_some_and(|l| l != n) {
+                    return Err(Stop::Reject(400, "conflicting Content-Length values"));
                 }
-                if !coding.eq_ignore_ascii_case(b"chunked") {
-                    return Err(Stop::Reject(501, "unsupported transfer coding"));
+                length = Some(n);
+            }
+            17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
+                coded = true;
+                for coding in tokens(value) {
+                    if chunked {
+                        // `chunked` must be the last coding, and only once.
+                        return Err(Stop::Reject(400, "chunked is not the last transfer coding"));
+                    }
+                    if !coding.eq_ignore_ascii_case(b"chunked") {
+                        return Err(Stop::Reject(501, "unsupported transfer coding"));
+                    }
+                    chunked = true;
                 }
-                chunked = true;
             }
-        } else if name.eq_ignore_ascii_case("connection") {
-            for option in tokens(value) {
-                close |= option.eq_ignore_ascii_case(b"close");
-                keep |= option.eq_ignore_ascii_case(b"keep-alive");
+            10 if name.eq_ignore_ascii_case(b"connection") => {
+                for option in tokens(value) {
+                    close |= option.eq_ignore_ascii_case(b"close");
+                    keep |= option.eq_ignore_ascii_case(b"keep-alive");
+                }
             }
-        } else if name.eq_ignore_ascii_case("expect") {
-            if !value.eq_ignore_ascii_case(b"100-continue") {
-                return Err(Stop::Reject(417, "unsupported expectation"));
+            6 if name.eq_ignore_ascii_case(b"expect") => {
+                if !value.eq_ignore_ascii_case(b"100-continue") {
+                    return Err(Stop::Reject(417, "unsupported expectation"));
+                }
+                expects_continue = true;
             }
-            expects_continue = true;
-        } else if name.eq_ignore_ascii_case("host") {
-            if !host::is_valid(value) {
-                return Err(Stop::Reject(400, "malformed Host"));
+            4 if name.eq_ignore_ascii_case(b"host") => {
+                if !host::is_valid(value) {
+                    return Err(Stop::Reject(400, "malformed Host"));
+                }
+                hosts += 1;
             }
-            hosts += 1;
+            _ => {}
         }
     }
-    let version = request.version();
     // RFC 9112 §3.2: more than one Host is refused in any version; none,
     // only from an HTTP/1.0 client.
     if hosts > 1 {
@@ -879,7 +893,7 @@ fn analyse(request: &Request, limits: &Limits) -> Result<Head, Stop> {
         body,
         keep_alive: !close && (version == Version::Http11 || keep),
         expects_continue: expects_continue && version == Version::Http11,
-        head_only: request.method() == "HEAD",
+        head_only: parsed.method == Some("HEAD"),
     })
 }
 
