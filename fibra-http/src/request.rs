@@ -1,11 +1,12 @@
 //! A request as a handler sees it.
 //!
 //! The connection keeps one `Request` and refills it for each request it
-//! reads: the head's bytes are copied into one buffer and every header value
-//! is a range of that buffer, the parts the parser handed over as text (the
-//! method, the target, the header names) ranges of another, a `String`; so a
+//! reads: the head's bytes are copied into one buffer and every header name
+//! and value is a range of that buffer, the method and the target, which the
+//! parser handed over as text, ranges of another, a `String`; so a
 //! keep-alive connection reads requests without allocating once its buffers
-//! have grown to size, and reading those parts validates no UTF-8 again.
+//! have grown to size, and routing by method and path validates no UTF-8
+//! again.
 
 use crate::host;
 use crate::params::Params;
@@ -47,12 +48,11 @@ pub enum Version {
 /// # let _ = word_count;
 /// ```
 pub struct Request {
-    /// The head as read: the header values are ranges of it.
+    /// The head as read: the header names and values are ranges of it.
     head: Vec<u8>,
-    /// The method, the target and the header names, which the parser hands
-    /// over as `&str`: the ranges below (and the headers' names) are ranges
-    /// of it, read with no UTF-8 check, since every request is routed by its
-    /// method and path.
+    /// The method and the target, which the parser hands over as `&str`:
+    /// the ranges below are ranges of it, read with no UTF-8 check, since
+    /// every request is routed by its method and path.
     text: String,
     method: Range<usize>,
     /// The whole target, as sent; `authority`, `path` and `query` are parts
@@ -63,7 +63,9 @@ pub struct Request {
     path: Range<usize>,
     query: Option<Range<usize>>,
     version: Version,
-    /// Each header's name (in `text`) and value (in `head`).
+    /// Each header's name and value, in `head`. A name is a token (ASCII),
+    /// as the parser checked: it is compared as bytes, and read as `&str`
+    /// only by [`headers`](Self::headers).
     headers: Vec<(Range<usize>, Range<usize>)>,
     pub(crate) body: Vec<u8>,
     peer: Option<SocketAddr>,
@@ -135,8 +137,7 @@ impl Request {
             _ => Version::Http11,
         };
         for header in parsed.headers.iter() {
-            let name = push_text(&mut self.text, header.name);
-            self.headers.push((name, range(header.value)));
+            (self.headers).push((range(header.name.as_bytes()), range(header.value)));
         }
         self.params.get_mut().truncate(0);
         self.body.clear();
@@ -315,15 +316,18 @@ impl Request {
     pub fn header_bytes(&self, name: &str) -> Option<&[u8]> {
         self.headers
             .iter()
-            .find(|(n, _)| self.text(n).eq_ignore_ascii_case(name))
+            .find(|(n, _)| self.head[n.clone()].eq_ignore_ascii_case(name.as_bytes()))
             .map(|(_, value)| &self.head[value.clone()])
     }
 
     /// Every header, in the order sent (a repeated name appears repeatedly).
     pub fn headers(&self) -> impl Iterator<Item = (&str, &[u8])> {
-        self.headers
-            .iter()
-            .map(|(name, value)| (self.text(name), &self.head[value.clone()]))
+        self.headers.iter().map(|(name, value)| {
+            // A token, which the parser checked: ASCII, so this never falls
+            // back.
+            let name = std::str::from_utf8(&self.head[name.clone()]).unwrap_or_default();
+            (name, &self.head[value.clone()])
+        })
     }
 
     /// The body, decoded from `Content-Length` or chunked framing (empty if
@@ -404,6 +408,25 @@ mod tests {
         assert_eq!(absolute_form_authority(b"http://x"), Some(7..8));
         assert_eq!(absolute_form_authority(b"http://x?q=1"), Some(7..8));
         assert_eq!(absolute_form_authority(b"1http://x/"), None);
+    }
+
+    #[test]
+    fn header_names_are_read_from_the_head() {
+        let head = b"GET /a?b HTTP/1.1\r\nHost: x\r\nX-Tag: 1\r\nx-tag: 2\r\n\r\n";
+        let mut fields = [httparse::EMPTY_HEADER; 4];
+        let mut parsed = httparse::Request::new(&mut fields);
+        assert!(parsed.parse(head).unwrap().is_complete());
+        let mut request = Request::new(None);
+        request.fill(head, &parsed);
+        assert_eq!(request.header("x-TAG"), Some("1"));
+        assert_eq!(request.header_bytes("HOST"), Some(&b"x"[..]));
+        assert_eq!(request.header("x-ta"), None);
+        let all: Vec<_> = request.headers().collect();
+        assert_eq!(all, [("Host", &b"x"[..]), ("X-Tag", b"1"), ("x-tag", b"2")]);
+        assert_eq!(
+            (request.method(), request.path(), request.query()),
+            ("GET", "/a", Some("b"))
+        );
     }
 
     #[test]
