@@ -50,11 +50,11 @@ pub enum Version {
 pub struct Request {
     /// The head as read: the header names and values are ranges of it.
     head: Vec<u8>,
-    /// The method and the target, which the parser hands over as `&str`:
-    /// the ranges below are ranges of it, read with no UTF-8 check, since
-    /// every request is routed by its method and path.
+    /// The target, and a method not in [`known_method`], which the parser
+    /// hands over as `&str`: the ranges below are ranges of it, read with no
+    /// UTF-8 check, since every request is routed by its method and path.
     text: String,
-    method: Range<usize>,
+    method: Method,
     /// The whole target, as sent; `authority`, `path` and `query` are parts
     /// of it.
     target: Range<usize>,
@@ -79,7 +79,7 @@ impl Request {
         Request {
             head: Vec::new(),
             text: String::new(),
-            method: 0..0,
+            method: Method::Known("GET"),
             target: 0..0,
             authority: None,
             path: 0..0,
@@ -106,7 +106,10 @@ impl Request {
             start..start + part.len()
         };
         let method = parsed.method.unwrap_or_default();
-        self.method = push_text(&mut self.text, method);
+        self.method = match known_method(method) {
+            Some(known) => Method::Known(known),
+            None => Method::Other(push_text(&mut self.text, method)),
+        };
         self.target = push_text(&mut self.text, parsed.path.unwrap_or_default());
         let mut target = self.target.clone();
         let raw_target = &self.text.as_bytes()[target.clone()];
@@ -157,7 +160,10 @@ impl Request {
     /// The method, e.g. `GET`.
     #[inline]
     pub fn method(&self) -> &str {
-        self.text(&self.method)
+        match &self.method {
+            Method::Known(method) => method,
+            Method::Other(method) => self.text(method),
+        }
     }
 
     /// The target's path, e.g. `/search` for `GET /search?q=fibra`, as sent
@@ -342,6 +348,33 @@ impl Request {
     }
 }
 
+/// A request's method: nearly always one of the standard ones, which is not
+/// copied.
+enum Method {
+    Known(&'static str),
+    /// Another, in `text`.
+    Other(Range<usize>),
+}
+
+/// `method` as the `&'static str` of a standard method (RFC 9110 §9, and
+/// `PATCH`, RFC 5789), if it is one.
+fn known_method(method: &str) -> Option<&'static str> {
+    // A `match` on a few short strings compares lengths, then each
+    // candidate's bytes in place (no call).
+    Some(match method {
+        "GET" => "GET",
+        "HEAD" => "HEAD",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
+        "CONNECT" => "CONNECT",
+        "OPTIONS" => "OPTIONS",
+        "TRACE" => "TRACE",
+        "PATCH" => "PATCH",
+        _ => return None,
+    })
+}
+
 /// Appends `part` to `text`: where it is in it.
 fn push_text(text: &mut String, part: &str) -> Range<usize> {
     let start = text.len();
@@ -427,6 +460,21 @@ mod tests {
             (request.method(), request.path(), request.query()),
             ("GET", "/a", Some("b"))
         );
+    }
+
+    #[test]
+    fn methods_known_or_not() {
+        for method in ["GET", "PATCH", "PROPFIND", "get", "GETS"] {
+            let head = format!("{method} / HTTP/1.1\r\nHost: x\r\n\r\n");
+            let mut fields = [httparse::EMPTY_HEADER; 1];
+            let mut parsed = httparse::Request::new(&mut fields);
+            assert!(parsed.parse(head.as_bytes()).unwrap().is_complete());
+            let mut request = Request::new(None);
+            request.fill(head.as_bytes(), &parsed);
+            assert_eq!((request.method(), request.path()), (method, "/"));
+        }
+        assert_eq!(known_method("DELETE"), Some("DELETE"));
+        assert_eq!(known_method("delete"), None);
     }
 
     #[test]
