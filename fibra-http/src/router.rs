@@ -3,7 +3,9 @@
 use crate::handler::Accepts;
 use crate::middleware::{Middleware, Wrap};
 use crate::pattern::Pattern;
+use crate::request::known_method;
 use crate::{Handler, Request, RequestBody, Response};
+use std::borrow::Cow;
 
 /// A handler that picks another by method and path.
 ///
@@ -77,7 +79,8 @@ pub struct Router<H: ?Sized = dyn Handler + Send + Sync> {
 }
 
 struct Route<P, H: ?Sized> {
-    method: String,
+    /// A standard method as [`known_method`] has it (see [`same_method`]).
+    method: Cow<'static, str>,
     path: P,
     handler: Box<H>,
 }
@@ -161,7 +164,10 @@ impl<H: ?Sized + Handler> Router<H> {
         H: Accepts<F>,
     {
         let handler = H::boxed(handler);
-        let method = method.to_string();
+        let method = match known_method(method) {
+            Some(known) => Cow::Borrowed(known),
+            None => Cow::Owned(method.to_string()),
+        };
         match Pattern::parse(path) {
             None => {
                 if self
@@ -385,7 +391,7 @@ impl<H: ?Sized + Handler> Router<H> {
     /// The route of `method` without parameters for `path`.
     fn find_plain(&self, method: &str, path: &str) -> Option<&H> {
         (self.plain.iter())
-            .find(|r| r.method == method && r.path == path)
+            .find(|r| same_method(&r.method, method) && r.path == path)
             .map(|route| &*route.handler)
     }
 
@@ -393,7 +399,7 @@ impl<H: ?Sized + Handler> Router<H> {
     /// `path`.
     fn find_pattern(&self, method: &str, path: &str) -> Option<(&H, &Pattern)> {
         (self.patterns.iter())
-            .find(|r| r.method == method && r.path.matches(path, &mut |_, _| {}))
+            .find(|r| same_method(&r.method, method) && r.path.matches(path, &mut |_, _| {}))
             .map(|route| (&*route.handler, &route.path))
     }
 
@@ -443,10 +449,10 @@ impl<H: ?Sized + Handler> Router<H> {
     fn allow(&self, path: Option<&str>) -> String {
         let plain = (self.plain.iter())
             .filter(|r| path.is_none_or(|path| r.path == path))
-            .map(|r| r.method.as_str());
+            .map(|r| &*r.method);
         let patterns = (self.patterns.iter())
             .filter(|r| path.is_none_or(|path| r.path.matches(path, &mut |_, _| {})))
-            .map(|r| r.method.as_str());
+            .map(|r| &*r.method);
         let mut allowed: Vec<&str> = Vec::new();
         for method in plain.chain(patterns) {
             for method in [method]
@@ -483,6 +489,13 @@ impl<H: ?Sized + Handler> Handler for Router<H> {
         let found = self.find_pattern(method, path)?;
         with_params(request, path, found, |h| h.handle_streaming(request, body))
     }
+}
+
+/// Whether a route's method is a request's: by address first, since a
+/// standard method is the same `&'static str` in both (see
+/// [`known_method`]), then by its bytes.
+fn same_method(route: &str, request: &str) -> bool {
+    std::ptr::eq(route, request) || route == request
 }
 
 /// Runs `call` on the handler `found` for `path`, with the parameters its
@@ -606,6 +619,29 @@ mod tests {
             .get("/todos/:id", says("a"))
             .post("/todos/:key", says("b"))
             .get("/todos/:key", says("c"));
+    }
+
+    #[test]
+    fn standard_and_extension_methods_route_alike() {
+        // A method made at run time, as a handler's own string would be.
+        let get = String::from("GET");
+        let router = Router::new()
+            .route(&get, "/a", says("get"))
+            .route("PURGE", "/a", says("purge"))
+            .route("PURGE", "/b/:id", says("purge b"));
+        let request = |method: &str, path: &str| {
+            let request = http::Request::builder().method(method).uri(path);
+            Request::from(request.body(Vec::new()).unwrap())
+        };
+        assert_eq!(body(&router.handle(&request("GET", "/a"))), "get ");
+        assert_eq!(body(&router.handle(&request("PURGE", "/a"))), "purge ");
+        assert_eq!(
+            body(&router.handle(&request("PURGE", "/b/1"))),
+            "purge b id=1"
+        );
+        let put = router.handle(&request("PUT", "/a"));
+        assert_eq!(put.header("allow"), Some("GET, HEAD, PURGE"));
+        assert_eq!(router.handle(&request("purge", "/a")).status(), 405);
     }
 
     #[test]
