@@ -2,18 +2,24 @@
 //! than once a response.
 
 use std::cell::RefCell;
+use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The field's length: `date: `, an IMF-fixdate (always 29 bytes, RFC 9110
+/// §5.6.7), CRLF. Of a length known at compile time, the field is copied in
+/// place rather than by a call to `memcpy`.
+const FIELD_LEN: usize = 6 + 29 + 2;
 
 /// The second last formatted, as the times it covers, and its field.
 struct Cached {
     from: SystemTime,
     until: SystemTime,
-    text: String,
+    field: [u8; FIELD_LEN],
 }
 
 thread_local! {
     static CACHE: RefCell<Cached> = const {
-        RefCell::new(Cached { from: UNIX_EPOCH, until: UNIX_EPOCH, text: String::new() })
+        RefCell::new(Cached { from: UNIX_EPOCH, until: UNIX_EPOCH, field: [0; FIELD_LEN] })
     };
 }
 
@@ -29,9 +35,12 @@ pub(crate) fn push_field(out: &mut Vec<u8>) {
             let second = now.duration_since(UNIX_EPOCH).map_or(0, |t| t.as_secs());
             cache.from = UNIX_EPOCH + Duration::from_secs(second);
             cache.until = cache.from + Duration::from_secs(1);
-            cache.text = format!("date: {}\r\n", httpdate::fmt_http_date(now));
+            let date = httpdate::HttpDate::from(now);
+            // Fills the field exactly: httpdate writes every part of the
+            // date with a fixed number of digits.
+            let _ = write!(&mut cache.field[..], "date: {date}\r\n");
         }
-        out.extend_from_slice(cache.text.as_bytes());
+        out.extend_from_slice(&cache.field);
     });
 }
 
@@ -72,7 +81,7 @@ mod tests {
                 cache.until.duration_since(cache.from).unwrap(),
                 Duration::from_secs(1)
             );
-            assert_eq!(date_of(cache.text.as_bytes()), cache.from);
+            assert_eq!(date_of(&cache.field), cache.from);
         });
     }
 }
