@@ -6,7 +6,8 @@
 # access log's doc example (feature log), and the access log as tracing
 # events (feature tracing); fibra's tokio
 # bridge (feature tokio, its tests and doc examples); green threads' tracing
-# spans (feature tracing); fibra's defined
+# spans (feature tracing); fibra's and fibra-http's socket tests with
+# streams received through io_uring; fibra's defined
 # outcomes under panic = "abort"; fibra's unit tests under Miri; the model
 # checker (loom) over the cross-thread wake paths; the compaction, handle and
 # cross-thread tests under ThreadSanitizer; then fibra's and fibra-http's tests
@@ -24,6 +25,10 @@ cargo test -p fibra-http --features tracing --test access_log_tracing
 cargo test -p fibra --features tokio --test tokio_bridge
 cargo test -p fibra --features tokio --doc tokio
 cargo test -p fibra --features tracing --test tracing_spans --test report_events
+# TCP streams' receives through io_uring (fibra's runtime::Builder::io_uring):
+# fibra's socket tests and fibra-http's tests again, on the ring.
+FIBRA_IO_URING=1 cargo test -p fibra --test net --test timeout --test io_async --test blocking_redis
+FIBRA_IO_URING=1 cargo test -p fibra-http --tests
 # The stall line's release default (1 s), with its system call named.
 cargo test --release -p fibra --test diagnostics
 cargo run -q -p fibra-check-panic-abort --profile abort

@@ -4,15 +4,16 @@
 //! most the direction's timeout, if one is set. A child's pipes and its
 //! pidfd (`process`) are registered the same way.
 
-use crate::runtime::reactor::{Direction, IoKey};
+use crate::runtime::reactor::{Direction, IoKey, Taken};
 use crate::runtime::scheduler::{self, Scheduler};
 use crate::runtime::turn::Turn;
 use crate::runtime::{SocketDirection, WaitReason};
 use crate::time::deadline_after;
 use mio::Interest;
 use mio::event::Source;
+use rustix::io::Errno;
 use std::cell::Cell;
-use std::io;
+use std::io::{self, IoSliceMut};
 use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -40,6 +41,78 @@ impl<S: Source + AsRawFd> Registration<S> {
     /// Outside a runtime.
     pub(crate) fn new(source: S) -> io::Result<Self> {
         Registration::with_interest(source, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    /// Registers a stream, for both directions: with the runtime's io_uring
+    /// ring, if it has one, its reads take what the ring received
+    /// ([`receive`](Self::receive)).
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime.
+    pub(crate) fn new_stream(mut source: S) -> io::Result<Self> {
+        let scheduler = scheduler::current();
+        let key = scheduler.reactor.register_stream(&mut source)?;
+        Ok(Registration {
+            source,
+            key,
+            scheduler,
+            limits: Default::default(),
+        })
+    }
+
+    /// A read of a stream made with [`new_stream`](Self::new_stream), into
+    /// `bufs`, consuming what it reads unless `peek`: from what the ring
+    /// received, or by `direct` (the read's system call) where the ring does
+    /// not receive for the stream, as [`io`](Self::io) does.
+    ///
+    /// A read that shows the socket empty — a system call that read less
+    /// than it asked, or the ring's last bytes with a receive in flight —
+    /// clears its readiness once its turn has ended (and been handed on), so
+    /// that the next read waits for the reactor instead of failing first;
+    /// new data brings a new event or completion, so nothing is missed.
+    ///
+    /// # Errors
+    ///
+    /// As `io`.
+    pub(crate) fn receive(
+        &self,
+        bufs: &mut [IoSliceMut<'_>],
+        peek: bool,
+        direct: impl Fn(&S, &mut [IoSliceMut<'_>]) -> Result<usize, Errno>,
+    ) -> io::Result<usize> {
+        let reactor = &self.scheduler.reactor;
+        let mut emptied = false;
+        let read = self.io(Direction::Read, |s| {
+            match reactor.take(self.key, bufs, peek) {
+                Taken::Bytes { read, drained } => {
+                    emptied = drained;
+                    Ok(read)
+                }
+                Taken::Failed(err) => Err(err),
+                Taken::Nothing => Err(Errno::WOULDBLOCK),
+                Taken::Direct => {
+                    let read = direct(s, bufs);
+                    let empty = match read {
+                        Ok(n) => n > 0 && n < bufs.iter().map(|b| b.len()).sum(),
+                        Err(err) => err == Errno::WOULDBLOCK,
+                    };
+                    if empty {
+                        // With the ring, it takes over: else nothing would say
+                        // when more comes.
+                        reactor
+                            .after_direct(self.key)
+                            .map_err(|err| Errno::from_io_error(&err).unwrap_or(Errno::IO))?;
+                    }
+                    emptied = empty;
+                    read
+                }
+            }
+        })?;
+        if emptied && !peek {
+            self.clear_ready(Direction::Read);
+        }
+        Ok(read)
     }
 
     /// Registers `source` for the directions of `interest` only: a pipe's end

@@ -270,7 +270,7 @@ impl TcpStream {
 
     fn from_mio(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
         Ok(TcpStream {
-            inner: Registration::new(stream)?,
+            inner: Registration::new_stream(stream)?,
         })
     }
 
@@ -335,40 +335,28 @@ impl TcpStream {
     /// Reads without consuming (as [`std::net::TcpStream::peek`]).
     pub fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.inner
-            .io(Direction::Read, |s| socket_io::peek(s, &mut *buf))
+            .receive(&mut [IoSliceMut::new(buf)], true, |s, bufs| {
+                socket_io::peek(s, &mut bufs[0])
+            })
     }
 
     /// The pending error on the socket, if any (clearing it).
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
         self.inner.source().take_error()
     }
-
-    /// A read that filled less than its buffer (and was not end-of-stream)
-    /// emptied the socket: the next read waits for the reactor instead of first
-    /// failing with `WouldBlock`. New data brings a new edge-triggered event,
-    /// so nothing is missed.
-    fn after_read(&self, read: usize, room: usize) {
-        if read > 0 && read < room {
-            self.inner.clear_ready(Direction::Read);
-        }
-    }
 }
 
 impl Read for &TcpStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self
-            .inner
-            .io(Direction::Read, |s| socket_io::recv(s, &mut *buf))?;
-        self.after_read(n, buf.len());
-        Ok(n)
+        self.inner
+            .receive(&mut [IoSliceMut::new(buf)], false, |s, bufs| {
+                socket_io::recv(s, &mut bufs[0])
+            })
     }
 
     fn read_vectored(&mut self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
-        let n = self
-            .inner
-            .io(Direction::Read, |s| socket_io::recv_vectored(s, &mut *bufs))?;
-        self.after_read(n, bufs.iter().map(|b| b.len()).sum());
-        Ok(n)
+        self.inner
+            .receive(bufs, false, |s, bufs| socket_io::recv_vectored(s, bufs))
     }
 }
 

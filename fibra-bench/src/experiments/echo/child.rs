@@ -1,5 +1,5 @@
 //! The echo's child program, `fibra-bench --child echo <C> <R> <B> <RUNTIME>`
-//! (RUNTIME: `fibra`, `tokio`, `may` or `monoio`): the echo on that runtime in
+//! (RUNTIME: `fibra`, `fibra-io-uring`, `tokio`, `may` or `monoio`): the echo on that runtime in
 //! a process of its own, as Go's, printing the echo line of peers/README.md
 //! with the process's CPU time over the round trips.
 
@@ -18,6 +18,8 @@ type Echo = fn(Size) -> io::Result<(Duration, Duration)>;
 /// (monoio runs on io_uring, Linux's alone.)
 const RUNTIMES: &[(&str, Echo)] = &[
     ("fibra", fibra::echo),
+    #[cfg(target_os = "linux")]
+    ("fibra-io-uring", fibra::echo_io_uring),
     ("tokio", tokio::echo),
     ("may", may::echo),
     #[cfg(target_os = "linux")]

@@ -9,7 +9,18 @@ use std::time::Duration;
 /// Opens `size.connections` connections to an echo server, then times their
 /// round trips, all made at once: their wall time and this process's CPU time.
 pub fn echo(size: Size) -> io::Result<(Duration, Duration)> {
-    fibra::run(move || {
+    echo_on(fibra::runtime::Builder::new().io_uring(false), size)
+}
+
+/// [`echo`] on a runtime whose streams receive through io_uring
+/// ([`fibra::runtime::Builder::io_uring`]).
+#[cfg(target_os = "linux")]
+pub fn echo_io_uring(size: Size) -> io::Result<(Duration, Duration)> {
+    echo_on(fibra::runtime::Builder::new().io_uring(true), size)
+}
+
+fn echo_on(runtime: fibra::runtime::Builder, size: Size) -> io::Result<(Duration, Duration)> {
+    runtime.run(move || {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         // Cancelled when `run` returns; the connections' threads end when their

@@ -82,6 +82,15 @@ fn runtimes() -> Vec<Runtime<Size, Echoed>> {
                   side; in a process of its own, as every runtime",
             runner: Runner::Mode(Launcher::Child(EXPERIMENT.name), "fibra"),
         },
+        #[cfg(target_os = "linux")]
+        Runtime {
+            name: "fibra io_uring",
+            how: "as fibra, on a runtime whose streams receive through io_uring \
+                  (Builder::io_uring: a multishot receive per stream into shared provided \
+                  buffers, sends and the rest on epoll); a kernel that refuses io_uring runs \
+                  it on epoll",
+            runner: Runner::Mode(Launcher::Child(EXPERIMENT.name), "fibra-io-uring"),
+        },
         Runtime {
             name: "tokio",
             how: "one current-thread runtime: tokio::net sockets, a task per connection on \

@@ -180,8 +180,9 @@ impl Scheduler {
         stall_threshold: Option<Duration>,
         to_stderr: bool,
         compact_after: Option<Duration>,
+        io_uring: bool,
     ) -> io::Result<Scheduler> {
-        let (reactor, waker) = Reactor::new()?;
+        let (reactor, waker) = Reactor::new(io_uring)?;
         let remote = Arc::new(Remote::new(waker));
         Ok(Scheduler {
             id: RuntimeId(STARTED.fetch_add(1, Relaxed)),
