@@ -81,6 +81,27 @@ impl<S: Source + AsRawFd> Registration<S> {
         peek: bool,
         direct: impl Fn(&S, &mut [IoSliceMut<'_>]) -> Result<usize, Errno>,
     ) -> io::Result<usize> {
+        let read = self.receive_once(bufs, peek, &direct)?;
+        // A peek sees what the ring received by the reactor's last look: one
+        // that falls short while the receive is in flight lets the reactor
+        // look again (a yield), so that a loop of peeks sees data come, as
+        // a loop of `MSG_PEEK`s does.
+        if peek
+            && read < bufs.iter().map(|b| b.len()).sum()
+            && self.scheduler.reactor.is_receiving(self.key)
+        {
+            self.scheduler.yield_now();
+            return self.receive_once(bufs, peek, &direct);
+        }
+        Ok(read)
+    }
+
+    fn receive_once(
+        &self,
+        bufs: &mut [IoSliceMut<'_>],
+        peek: bool,
+        direct: &impl Fn(&S, &mut [IoSliceMut<'_>]) -> Result<usize, Errno>,
+    ) -> io::Result<usize> {
         let reactor = &self.scheduler.reactor;
         let mut emptied = false;
         let read = self.io(Direction::Read, |s| {
@@ -93,18 +114,24 @@ impl<S: Source + AsRawFd> Registration<S> {
                 Taken::Nothing => Err(Errno::WOULDBLOCK),
                 Taken::Direct => {
                     let read = direct(s, bufs);
-                    let empty = match read {
+                    emptied = match read {
                         Ok(n) => n > 0 && n < bufs.iter().map(|b| b.len()).sum(),
                         Err(err) => err == Errno::WOULDBLOCK,
                     };
-                    if empty {
-                        // With the ring, it takes over: else nothing would say
-                        // when more comes.
-                        reactor
-                            .after_direct(self.key)
-                            .map_err(|err| Errno::from_io_error(&err).unwrap_or(Errno::IO))?;
+                    // With the ring, it takes over: else nothing would say when
+                    // more comes. If it cannot, bytes read are still returned
+                    // (the stream stays ready: the next read makes the call
+                    // again), and a read that found nothing fails, with an
+                    // error that is not `WouldBlock` (which would park it with
+                    // nothing armed to wake it).
+                    if emptied && let Err(err) = reactor.after_direct(self.key) {
+                        emptied = false;
+                        if read.is_err() {
+                            return Err(Errno::from_io_error(&err)
+                                .filter(|e| *e != Errno::WOULDBLOCK)
+                                .unwrap_or(Errno::IO));
+                        }
                     }
-                    emptied = empty;
                     read
                 }
             }

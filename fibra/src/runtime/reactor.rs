@@ -472,9 +472,33 @@ impl Reactor {
         }
     }
 
-    /// Whether any green thread waits on a socket.
+    /// Whether any green thread waits on a socket, or the ring has work (a
+    /// stream's data may be waiting for the reactor's next look, which a
+    /// thread that peeks in a loop, yielding, waits for without waiting on
+    /// the socket).
     pub(super) fn has_waiters(&self) -> bool {
-        self.waiting.get() > 0
+        if self.waiting.get() > 0 {
+            return true;
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(ring) = self.ring.borrow_mut().as_mut() {
+            return ring.has_work();
+        }
+        false
+    }
+
+    /// Whether the stream `key` has a receive in flight on the ring.
+    pub(crate) fn is_receiving(&self, key: IoKey) -> bool {
+        #[cfg(target_os = "linux")]
+        if self.ring.borrow().is_some() {
+            let mut entries = self.entries.borrow_mut();
+            return key
+                .entry_in(&mut entries)
+                .and_then(|e| e.received.as_ref())
+                .is_some_and(uring::Ring::is_receiving);
+        }
+        let _ = key;
+        false
     }
 
     /// Waits up to `timeout` (forever if `None`) for readiness, and wakes the
@@ -503,16 +527,14 @@ impl Reactor {
         wake: &mut impl FnMut(TaskId) -> bool,
     ) -> io::Result<()> {
         // A full batch may leave events in epoll that no new wake of the
-        // ring's poll of it announces: the next poll reads on.
+        // ring's poll of it announces: this poll reads on, and does not
+        // sleep if it found any (the waker's too, whose wake the scheduler
+        // must take), nor if the batch was full again.
         if self.epoll_unread.take() {
-            let mut woke = false;
-            let full = self.poll_epoll(Some(Duration::ZERO), &mut |task| {
-                let woken = wake(task);
-                woke |= woken;
-                woken
-            })?;
-            self.epoll_unread.set(full);
-            if woke {
+            let seen = self.poll_epoll(Some(Duration::ZERO), &mut *wake)?;
+            self.epoll_unread
+                .set(seen == self.events.borrow().capacity());
+            if seen > 0 {
                 timeout = Some(Duration::ZERO);
             }
         }
@@ -545,23 +567,25 @@ impl Reactor {
         }
         drop(entries);
         if epoll_ready {
-            let full = self.poll_epoll(Some(Duration::ZERO), wake)?;
-            self.epoll_unread.set(full);
+            let seen = self.poll_epoll(Some(Duration::ZERO), wake)?;
+            self.epoll_unread
+                .set(seen == self.events.borrow().capacity());
         }
         Ok(())
     }
 
-    /// [`poll`](Self::poll) on epoll alone; says whether the events filled
-    /// the batch (more may wait).
+    /// [`poll`](Self::poll) on epoll alone; says how many events it read,
+    /// the cross-thread waker's included (as many as `events` holds: more
+    /// may wait).
     fn poll_epoll(
         &self,
         timeout: Option<Duration>,
         wake: &mut impl FnMut(TaskId) -> bool,
-    ) -> io::Result<bool> {
+    ) -> io::Result<usize> {
         let mut events = self.events.borrow_mut();
         match self.poll.borrow_mut().poll(&mut events, timeout) {
             Ok(()) => {}
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => return Ok(false),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => return Ok(0),
             Err(err) => return Err(err),
         }
         let mut seen = 0;
@@ -600,6 +624,6 @@ impl Reactor {
                 }
             }
         }
-        Ok(seen == events.capacity())
+        Ok(seen)
     }
 }

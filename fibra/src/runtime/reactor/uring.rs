@@ -51,10 +51,11 @@
 //! Dropping a stream cancels what it has in flight (synchronously, before its
 //! descriptor is closed) and puts its buffers back; a completion for a stream
 //! already gone puts its buffer back. Dropping the ring cancels everything
-//! in flight, synchronously, before the buffers are unmapped.
+//! in flight and reads each request's last completion before the buffers are
+//! unmapped (if it cannot, they stay mapped for good).
 
 use super::Taken;
-use io_uring::types::{BufRingEntry, CancelBuilder, Fd, SubmitArgs, Timespec};
+use io_uring::types::{CancelBuilder, Fd, SubmitArgs, Timespec};
 use io_uring::{IoUring, cqueue, opcode, squeue};
 use rustix::io::Errno;
 use std::collections::VecDeque;
@@ -82,6 +83,18 @@ const MOST_HELD: usize = 16;
 const GROUP: u16 = 0;
 /// A starved stream goes back to receiving once this many buffers are free.
 const ENOUGH_FREE: usize = BUFFERS as usize / 4;
+
+/// An entry of the buffer ring, as the kernel lays it out (`struct
+/// io_uring_buf`); entry 0's `tail` is the ring's tail. fibra writes the
+/// fields through raw pointers, never a reference to a whole entry: entry
+/// 0's would cover the tail, which the kernel reads.
+#[repr(C)]
+struct RingEntry {
+    addr: u64,
+    len: u32,
+    bid: u16,
+    tail: u16,
+}
 
 /// What a completion is for: the top two bits of its user data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,10 +200,15 @@ impl Received {
 pub(super) struct Ring {
     /// The epoll instance, watched by a multishot poll.
     epoll: RawFd,
+    /// Requests submitted or queued whose last completion (the one without
+    /// `IORING_CQE_F_MORE`) has not been read: what the drop waits for.
+    in_flight: usize,
+    /// Being dropped: the poll of epoll is not armed again.
+    closing: bool,
     // Dropped before `buffers` (fields drop in order), after the cancel in
     // `drop`: the kernel then no longer writes to them.
     ring: IoUring,
-    buffers: Buffers,
+    buffers: std::mem::ManuallyDrop<Buffers>,
 }
 
 impl Ring {
@@ -203,6 +221,10 @@ impl Ring {
             .setup_single_issuer()
             .setup_defer_taskrun()
             .setup_taskrun_flag()
+            // An entry that fails does not stop the ones after it: a queued
+            // entry is never left behind to be submitted after its stream's
+            // descriptor is closed (see `forget`).
+            .setup_submit_all()
             .setup_cqsize(4 * u32::from(BUFFERS))
             .build(256)?;
         let buffers = Buffers::new()?;
@@ -219,8 +241,10 @@ impl Ring {
         }
         let mut ring = Ring {
             epoll,
+            in_flight: 0,
+            closing: false,
             ring,
-            buffers,
+            buffers: std::mem::ManuallyDrop::new(buffers),
         };
         ring.watch_epoll()?;
         Ok(ring)
@@ -232,15 +256,18 @@ impl Ring {
             .multi(true)
             .build()
             .user_data(Kind::Epoll.tag(0));
-        self.push(&poll)
+        self.push(&poll, Kind::Epoll)
     }
 
     /// Queues `entry`, submitting what is queued first if the queue is full.
-    fn push(&mut self, entry: &squeue::Entry) -> io::Result<()> {
+    fn push(&mut self, entry: &squeue::Entry, kind: Kind) -> io::Result<()> {
         loop {
             // SAFETY: fibra's entries point at no memory of the caller's: a
-            // receive takes the ring's buffers, a poll nothing.
+            // receive takes the ring's buffers, a poll or a cancel nothing.
             if unsafe { self.ring.submission().push(entry) }.is_ok() {
+                if kind != Kind::Cancel {
+                    self.in_flight += 1;
+                }
                 return Ok(());
             }
             self.ring.submit()?;
@@ -279,6 +306,20 @@ impl Ring {
         }
     }
 
+    /// Whether the ring has work for the reactor: entries to submit,
+    /// completions to read, or the kernel's deferred work to run.
+    pub(super) fn has_work(&mut self) -> bool {
+        let sq = self.ring.submission();
+        let submit_or_run = !sq.is_empty() || sq.taskrun() || sq.cq_overflow();
+        drop(sq);
+        submit_or_run || !self.ring.completion().is_empty()
+    }
+
+    /// Whether `received` has its receive in flight.
+    pub(super) fn is_receiving(received: &Received) -> bool {
+        received.watch == Watch::Receiving
+    }
+
     /// The next completion, if one is there.
     ///
     /// # Errors
@@ -290,11 +331,15 @@ impl Ring {
                 return Ok(None);
             };
             let (user_data, result, flags) = (cqe.user_data(), cqe.result(), cqe.flags());
-            match Kind::of(user_data) {
+            let kind = Kind::of(user_data);
+            if kind != Kind::Cancel && !cqueue::more(flags) {
+                self.in_flight -= 1;
+            }
+            match kind {
                 // The receive it cancelled says so itself.
                 Kind::Cancel => continue,
                 Kind::Epoll => {
-                    if !cqueue::more(flags) {
+                    if !cqueue::more(flags) && !self.closing {
                         self.watch_epoll()?;
                     }
                     return Ok(Some(Completion::Epoll));
@@ -339,7 +384,7 @@ impl Ring {
                     .user_data(Kind::Cancel.tag(0));
                 // If it cannot be queued, the stream goes on receiving:
                 // more memory held, nothing lost.
-                received.stopping = self.push(&cancel).is_ok();
+                received.stopping = self.push(&cancel, Kind::Cancel).is_ok();
             }
             return;
         }
@@ -442,18 +487,18 @@ impl Ring {
             return Ok(());
         }
         let free = usize::from(BUFFERS) - self.buffers.held;
-        let (watch, entry) = if received.starved && free < ENOUGH_FREE {
+        let (watch, kind, entry) = if received.starved && free < ENOUGH_FREE {
             let poll = opcode::PollAdd::new(Fd(received.fd), libc::POLLIN as u32)
                 .build()
                 .user_data(Kind::Poll.tag(received.tag));
-            (Watch::Polling, poll)
+            (Watch::Polling, Kind::Poll, poll)
         } else {
             let receive = opcode::RecvMulti::new(Fd(received.fd), GROUP)
                 .build()
                 .user_data(Kind::Receive.tag(received.tag));
-            (Watch::Receiving, receive)
+            (Watch::Receiving, Kind::Receive, receive)
         };
-        self.push(&entry)?;
+        self.push(&entry, kind)?;
         received.starved &= watch == Watch::Polling;
         received.watch = watch;
         Ok(())
@@ -474,7 +519,19 @@ impl Ring {
         // What was armed and not yet submitted must reach the kernel first
         // (a cancel finds only submitted requests), or it would be
         // submitted after the descriptor is closed, and its number reused.
-        let _ = self.ring.submit();
+        // With `SUBMIT_ALL` one submit takes every entry; one that fails for
+        // want of memory is retried, and if the queue still holds entries
+        // the runtime cannot go on soundly.
+        for _ in 0..100 {
+            let _ = self.ring.submit();
+            if self.ring.submission().is_empty() {
+                break;
+            }
+        }
+        assert!(
+            self.ring.submission().is_empty(),
+            "fibra: the io_uring ring cannot submit; a stream's receive could outlive its descriptor"
+        );
         let _ = self
             .ring
             .submitter()
@@ -484,20 +541,47 @@ impl Ring {
 
 impl Drop for Ring {
     fn drop(&mut self) {
-        // Everything in flight is cancelled, and the cancel waits for it to
-        // end: after it, the kernel neither writes to the buffers nor reads
-        // the buffer ring, and both can be unmapped (after the ring).
+        // Everything in flight is cancelled, and its last completion awaited:
+        // after that the kernel neither writes to the buffers nor reads the
+        // buffer ring, and both can be unmapped (after the ring). A
+        // cancelled request may still be ending (its completion not posted
+        // yet) when the cancel returns, hence the count.
+        self.closing = true;
+        let _ = self.ring.submit();
         let _ = self
             .ring
             .submitter()
             .register_sync_cancel(None, CancelBuilder::any());
+        while self.in_flight > 0 {
+            match self.next() {
+                Ok(Some(_)) => continue,
+                Ok(None) => {}
+                Err(_) => break,
+            }
+            match self.ring.submit_and_wait(1) {
+                Ok(_) => {}
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
         let _ = self.ring.submitter().unregister_buf_ring(GROUP);
+        // SAFETY: taken once, here; `self.buffers` is not used after.
+        let buffers = unsafe { std::mem::ManuallyDrop::take(&mut self.buffers) };
+        if self.in_flight > 0 {
+            // The kernel could not be waited for: its requests may still
+            // write to the buffers, which are kept mapped for good.
+            buffers.leak();
+        } else {
+            // Unmapped here, before the ring's own mappings: nothing is in
+            // flight.
+            drop(buffers);
+        }
     }
 }
 
 /// The buffer ring and the buffers (see the module docs).
 struct Buffers {
-    ring: NonNull<BufRingEntry>,
+    ring: NonNull<RingEntry>,
     memory: NonNull<u8>,
     /// The tail as fibra last published it.
     tail: u16,
@@ -507,17 +591,12 @@ struct Buffers {
 
 impl Buffers {
     fn new() -> io::Result<Buffers> {
-        let ring = map(usize::from(BUFFERS) * size_of::<BufRingEntry>())?.cast::<BufRingEntry>();
+        let ring = map(usize::from(BUFFERS) * size_of::<RingEntry>())?.cast::<RingEntry>();
         let memory = match map(usize::from(BUFFERS) * BUFFER_SIZE) {
             Ok(memory) => memory,
             Err(err) => {
                 // SAFETY: the mapping just made, unused.
-                unsafe {
-                    unmap(
-                        ring.cast(),
-                        usize::from(BUFFERS) * size_of::<BufRingEntry>(),
-                    )
-                };
+                unsafe { unmap(ring.cast(), usize::from(BUFFERS) * size_of::<RingEntry>()) };
                 return Err(err);
             }
         };
@@ -555,22 +634,28 @@ impl Buffers {
         let index = usize::from(self.tail & (BUFFERS - 1));
         // SAFETY: `index` < BUFFERS, within the ring's mapping; the entry at
         // the tail is not the kernel's (it reads entries between head and
-        // tail only), and the tail field of entry 0, which shares its
-        // bytes, is written only below, by this thread, atomically.
+        // tail only, and fibra never gives back more than it was given), and
+        // its fields other than `tail` are written through the raw pointer
+        // alone (no reference spans entry 0's tail, which the kernel reads).
         unsafe {
-            let entry = &mut *self.ring.as_ptr().add(index);
-            entry.set_addr(self.memory.as_ptr().add(usize::from(bid) * BUFFER_SIZE) as u64);
-            entry.set_len(BUFFER_SIZE as u32);
-            entry.set_bid(bid);
+            let entry = self.ring.as_ptr().add(index);
+            (*entry).addr = self.memory.as_ptr().add(usize::from(bid) * BUFFER_SIZE) as u64;
+            (*entry).len = BUFFER_SIZE as u32;
+            (*entry).bid = bid;
         }
         self.tail = self.tail.wrapping_add(1);
-        // SAFETY: the tail is a u16 in the ring's mapping, aligned, read by
-        // the kernel with an acquire load: the release store publishes the
-        // entry written above.
+        // SAFETY: the tail is entry 0's last u16, aligned, in the ring's
+        // mapping, read by the kernel with an acquire load and written only
+        // here, atomically: the release store publishes the entry above.
         unsafe {
-            let tail = BufRingEntry::tail(self.ring.as_ptr()).cast_mut();
+            let tail = &raw mut (*self.ring.as_ptr()).tail;
             AtomicU16::from_ptr(tail).store(self.tail, Ordering::Release);
         }
+    }
+
+    /// Keeps the mappings for good (the kernel may still use them).
+    fn leak(self) {
+        std::mem::forget(self);
     }
 }
 
@@ -581,7 +666,7 @@ impl Drop for Buffers {
         unsafe {
             unmap(
                 self.ring.cast(),
-                usize::from(BUFFERS) * size_of::<BufRingEntry>(),
+                usize::from(BUFFERS) * size_of::<RingEntry>(),
             );
             unmap(self.memory, usize::from(BUFFERS) * BUFFER_SIZE);
         }
@@ -709,6 +794,29 @@ mod tests {
                 got.extend_from_slice(&both);
             }
             assert_eq!(got, sent);
+        });
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "runs green threads: the switch is inline assembly")]
+    fn a_loop_of_peeks_sees_data_that_comes_later() {
+        // As with `MSG_PEEK` on epoll: a peek that falls short lets the
+        // reactor look at the ring, so the loop ends.
+        on_the_ring(|| {
+            let (mut client, server) = pair();
+            // A read shorter than its buffer arms the receive.
+            client.write_all(&[0]).unwrap();
+            assert_eq!((&server).read(&mut [0; 16]).unwrap(), 1);
+            let writer = crate::spawn(move || {
+                client.write_all(b"01234").unwrap();
+                crate::time::sleep(Duration::from_millis(5));
+                client.write_all(b"56789").unwrap();
+                client
+            });
+            let mut buf = [0; 10];
+            while server.peek(&mut buf).unwrap() < 10 {}
+            assert_eq!(&buf, b"0123456789");
+            drop(writer.join().unwrap());
         });
     }
 
