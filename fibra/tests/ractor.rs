@@ -401,6 +401,25 @@ fn a_pool_whose_runtime_cannot_start_says_why() {
     assert!(message.contains("stack"), "{message}");
 }
 
+/// Two pools' workers have the same index and OS thread name: a dump groups
+/// Ractors by the worker's OS thread, so those of two pools are never taken
+/// for one group (which made `a_dump_keeps_no_ractors_messages_alive` fail
+/// when another test's pool had finished Ractors on its worker 0).
+#[test]
+fn a_dump_tells_the_workers_of_two_pools_apart() {
+    let (first, second) = (Pool::new(1), Pool::new(1));
+    let a = first.spawn(|_: &Context<()>| {});
+    let b = second.spawn(|_: &Context<()>| {});
+    while !a.is_finished() || !b.is_finished() {
+        std::thread::yield_now();
+    }
+    let dump = fibra::runtime::dump().to_string();
+    for ractor in [&a, &b] {
+        let line = format!("Ractor #{} on worker 0", ractor.id());
+        assert!(dump.contains(&line), "no line {line:?} in\n{dump}");
+    }
+}
+
 /// A dump takes references to each Ractor's ports to read them, and drops
 /// them on a green thread of the Ractor's worker (never inside its answer,
 /// where a message's panicking destructor would end the worker): that

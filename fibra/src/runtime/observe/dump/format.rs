@@ -8,6 +8,7 @@ use crate::runtime::wait::{SocketDirection, WaitReason};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 impl fmt::Display for Dump {
@@ -74,16 +75,17 @@ impl fmt::Display for Dump {
 }
 
 /// Writes `ractors` a line each, or a line for each group of those on the
-/// same worker doing the same (a long list of ids is cut short).
+/// same worker doing the same (a long list of ids is cut short). A worker is
+/// told by its OS thread: two pools' workers have the same index and name.
 fn write_ractors(f: &mut fmt::Formatter<'_>, ractors: &[RactorDump], at: Instant) -> fmt::Result {
     let mut groups: Vec<Vec<&RactorDump>> = Vec::new();
-    let mut index: HashMap<(usize, Option<&str>, String), usize> = HashMap::new();
+    let mut index: HashMap<(usize, ThreadId, String), usize> = HashMap::new();
     for ractor in ractors {
         let doing = match &ractor.state {
             RactorState::Body(state) => kind(state),
             RactorState::Finished => "finished".to_owned(),
         };
-        let key = (ractor.worker, ractor.os_thread_name.as_deref(), doing);
+        let key = (ractor.worker, ractor.os_thread_id, doing);
         let at = *index.entry(key).or_insert_with(|| {
             groups.push(Vec::new());
             groups.len() - 1
