@@ -712,8 +712,9 @@ mod tests {
     use std::time::Duration;
 
     /// Runs `f` on a runtime whose streams receive through the ring, if
-    /// this kernel gives one (qemu-user and old kernels do not: then there
-    /// is nothing to test here, and the epoll path is tested everywhere).
+    /// this kernel gives one (an old kernel, or one with io_uring disabled,
+    /// does not: then there is nothing to test here, and the epoll path is
+    /// tested everywhere).
     fn on_the_ring(f: impl FnOnce() + 'static) {
         if io_uring::IoUring::new(2).is_err() {
             eprintln!("no io_uring here: skipped");
