@@ -615,11 +615,11 @@ impl Buffers {
     /// Bytes `chunk.start..chunk.end` of its buffer.
     fn bytes(&self, chunk: &Chunk) -> &[u8] {
         debug_assert!(chunk.start <= chunk.end && chunk.end as usize <= BUFFER_SIZE);
-        // SAFETY: the completion that named `chunk.bid` said the kernel
-        // wrote `end` bytes to it, and the buffer stays out of the ring
-        // (the kernel's no more) until `give_back`, which comes after this
-        // borrow ends (`take` copies, then gives back); `start..end` is
-        // within the buffer (its completion's length is at most its size).
+        // The completion that named `chunk.bid` said the kernel wrote `end`
+        // bytes to it; the buffer stays out of the ring until `give_back`,
+        // which comes after this borrow ends (`take` copies, then gives back).
+        // SAFETY: those bytes are written and the kernel's no more;
+        // `start..end` is within the buffer (a completion is at most its size).
         unsafe {
             let at = self
                 .memory
@@ -632,11 +632,11 @@ impl Buffers {
     /// Puts buffer `bid` at the ring's tail: the kernel's again.
     fn give_back(&mut self, bid: u16) {
         let index = usize::from(self.tail & (BUFFERS - 1));
-        // SAFETY: `index` < BUFFERS, within the ring's mapping; the entry at
-        // the tail is not the kernel's (it reads entries between head and
-        // tail only, and fibra never gives back more than it was given), and
-        // its fields other than `tail` are written through the raw pointer
-        // alone (no reference spans entry 0's tail, which the kernel reads).
+        // The kernel reads entries between head and tail only, and fibra
+        // never gives back more than it was given: the tail's entry is not
+        // the kernel's. No reference spans entry 0's tail, which it reads.
+        // SAFETY: `index` < BUFFERS, within the mapping; the entry is ours,
+        // its fields (not `tail`) written through the raw pointer alone.
         unsafe {
             let entry = self.ring.as_ptr().add(index);
             (*entry).addr = self.memory.as_ptr().add(usize::from(bid) * BUFFER_SIZE) as u64;
