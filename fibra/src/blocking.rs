@@ -204,6 +204,7 @@ mod tests {
             other.join().unwrap();
         });
     }
+
     /// On a fiber that a green thread resumed, which cannot park the green
     /// thread, `blocking` runs `f` there, as outside a runtime.
     #[test]

@@ -4,7 +4,7 @@
 //! most the direction's timeout, if one is set. A child's pipes and its
 //! pidfd (`process`) are registered the same way.
 
-use crate::runtime::reactor::{Direction, IoKey, Taken};
+use crate::runtime::reactor::{Direction, IoKey, Reactor, Taken};
 use crate::runtime::scheduler::{self, Scheduler};
 use crate::runtime::turn::Turn;
 use crate::runtime::{SocketDirection, WaitReason};
@@ -50,15 +50,8 @@ impl<S: Source + AsRawFd> Registration<S> {
     /// # Panics
     ///
     /// Outside a runtime.
-    pub(crate) fn new_stream(mut source: S) -> io::Result<Self> {
-        let scheduler = scheduler::current();
-        let key = scheduler.reactor.register_stream(&mut source)?;
-        Ok(Registration {
-            source,
-            key,
-            scheduler,
-            limits: Default::default(),
-        })
+    pub(crate) fn new_stream(source: S) -> io::Result<Self> {
+        Registration::registered(source, |reactor, source| reactor.register_stream(source))
     }
 
     /// A read of a stream made with [`new_stream`](Self::new_stream), into
@@ -148,9 +141,18 @@ impl<S: Source + AsRawFd> Registration<S> {
     /// # Panics
     ///
     /// Outside a runtime.
-    pub(crate) fn with_interest(mut source: S, interest: Interest) -> io::Result<Self> {
+    pub(crate) fn with_interest(source: S, interest: Interest) -> io::Result<Self> {
+        Registration::registered(source, |reactor, source| reactor.register(source, interest))
+    }
+
+    /// `source`, registered by `register` with the reactor of the calling
+    /// thread's runtime.
+    fn registered(
+        mut source: S,
+        register: impl FnOnce(&Reactor, &mut S) -> io::Result<IoKey>,
+    ) -> io::Result<Self> {
         let scheduler = scheduler::current();
-        let key = scheduler.reactor.register(&mut source, interest)?;
+        let key = register(&scheduler.reactor, &mut source)?;
         Ok(Registration {
             source,
             key,
