@@ -96,6 +96,16 @@ impl<S: Source + AsRawFd> Registration<S> {
         direct: &impl Fn(&S, &mut [IoSliceMut<'_>]) -> Result<usize, Errno>,
     ) -> io::Result<usize> {
         let reactor = &self.scheduler.reactor;
+        if !reactor.uses_ring() {
+            // A read that filled less than it asked (and was not the end)
+            // emptied the socket: the next waits for the reactor instead of
+            // failing first. New data brings a new edge-triggered event.
+            let read = self.io(Direction::Read, |s| direct(s, bufs))?;
+            if !peek && read > 0 && read < bufs.iter().map(|b| b.len()).sum() {
+                self.clear_ready(Direction::Read);
+            }
+            return Ok(read);
+        }
         let mut emptied = false;
         let read = self.io(Direction::Read, |s| {
             match reactor.take(self.key, bufs, peek) {

@@ -213,6 +213,9 @@ pub(crate) struct Reactor {
     /// runtime with no stream makes none).
     #[cfg(target_os = "linux")]
     wants_ring: Cell<bool>,
+    /// The ring was made: read on every stream read, apart from `ring`.
+    #[cfg(target_os = "linux")]
+    ring_made: Cell<bool>,
     /// With the ring: the last look at the epoll instance filled `events`,
     /// so more may wait there that no new wake of its poll will announce.
     #[cfg(target_os = "linux")]
@@ -235,6 +238,8 @@ impl Reactor {
             ring: RefCell::new(None),
             #[cfg(target_os = "linux")]
             wants_ring: Cell::new(io_uring),
+            #[cfg(target_os = "linux")]
+            ring_made: Cell::new(false),
             #[cfg(target_os = "linux")]
             epoll_unread: Cell::new(false),
         };
@@ -296,17 +301,26 @@ impl Reactor {
     fn has_ring(&self) -> bool {
         if self.wants_ring.take() {
             let epoll = self.poll.borrow().as_raw_fd();
-            *self.ring.borrow_mut() = uring::Ring::new(epoll).ok();
+            let ring = uring::Ring::new(epoll).ok();
+            self.ring_made.set(ring.is_some());
+            *self.ring.borrow_mut() = ring;
             // Events may have come before the ring's poll of epoll was armed.
             self.epoll_unread.set(true);
         }
-        self.ring.borrow().is_some()
+        self.ring_made.get()
     }
 
-    /// Whether this runtime's streams receive through io_uring.
-    #[cfg(all(test, target_os = "linux"))]
+    /// Whether this runtime's streams receive through io_uring. Without a
+    /// ring a stream's read is its own system call, and
+    /// `Registration::receive` goes straight to it: no look at the ring's
+    /// state, which cost a keep-alive request of fibra-http's ~110
+    /// instructions on epoll (callgrind, `scripts/http-instructions.sh`).
+    #[inline]
     pub(crate) fn uses_ring(&self) -> bool {
-        self.ring.borrow().is_some()
+        #[cfg(target_os = "linux")]
+        return self.ring_made.get();
+        #[cfg(not(target_os = "linux"))]
+        false
     }
 
     /// A read of the stream `key`: from what the ring received for it, if
